@@ -1,0 +1,52 @@
+#include "cluster/mpi_world.h"
+
+#include <cstdlib>
+#include <vector>
+
+#include "cluster/mpi_check.h"
+#include "util/error.h"
+
+namespace ct {
+
+void ThrowMpiError(int code, const char* call, const char* file, int line) {
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw CommError(std::string(call) + " failed at " + Where(file, line) + ": " + text);
+}
+
+MpiWorld::MpiWorld(int* argc, char*** argv) {
+  // SERIALIZED: a communication thread (issue 3) and the main thread may both call MPI, never
+  // at the same time.
+  int provided = 0;
+  MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+
+  char name[MPI_MAX_PROCESSOR_NAME] = {0};
+  int length = 0;
+  MPI_CHECK(MPI_Get_processor_name(name, &length));
+  host_.assign(name, static_cast<size_t>(length));
+  SetProcessIdentity(rank_, host_);
+
+  // Ranks that share memory are the ranks on this node.
+  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local_comm_));
+  MPI_CHECK(MPI_Comm_rank(local_comm_, &local_rank_));
+  MPI_CHECK(MPI_Comm_size(local_comm_, &local_size_));
+}
+
+MpiWorld::~MpiWorld() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (local_comm_ != MPI_COMM_NULL) MPI_Comm_free(&local_comm_);
+  MPI_Finalize();
+}
+
+void MpiWorld::Abort(int exit_code) const {
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);  // MPI_Abort should not return; make sure.
+}
+
+}  // namespace ct

@@ -1,0 +1,36 @@
+// The MPI world of this process: RAII init/finalize, rank, size, and the ranks on this node.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+namespace ct {
+
+class MpiWorld {
+ public:
+  MpiWorld(int* argc, char*** argv);
+  ~MpiWorld();
+  MpiWorld(const MpiWorld&) = delete;
+  MpiWorld& operator=(const MpiWorld&) = delete;
+
+  int Rank() const { return rank_; }
+  int Size() const { return size_; }
+  int LocalRank() const { return local_rank_; }  // rank among the processes on this node
+  int LocalSize() const { return local_size_; }
+  const std::string& Host() const { return host_; }
+  MPI_Comm Comm() const { return MPI_COMM_WORLD; }
+
+  // Ends every rank of the job now (the fatal path). Never returns.
+  [[noreturn]] void Abort(int exit_code) const;
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+  int local_rank_ = 0;
+  int local_size_ = 1;
+  std::string host_;
+  MPI_Comm local_comm_ = MPI_COMM_NULL;
+};
+
+}  // namespace ct

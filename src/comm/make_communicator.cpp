@@ -1,0 +1,63 @@
+#include "comm/make_communicator.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "comm/mpi_communicator.h"
+#include "util/error.h"
+#include "util/logging.h"
+#ifdef CT_HAVE_NCCL
+#include "comm/nccl_communicator.h"
+#endif
+
+namespace ct {
+namespace {
+std::vector<Communicator*>& LiveCommunicators() {
+  static std::vector<Communicator*> live;
+  return live;
+}
+}  // namespace
+
+Communicator::Communicator() { LiveCommunicators().push_back(this); }
+
+Communicator::~Communicator() {
+  auto& live = LiveCommunicators();
+  live.erase(std::remove(live.begin(), live.end(), this), live.end());
+}
+
+void AbortAllCommunicators() {
+  for (Communicator* comm : LiveCommunicators()) comm->Abort();
+}
+
+std::string BuiltBackends() {
+#ifdef CT_HAVE_NCCL
+  return "mpi, nccl";
+#else
+  return "mpi";
+#endif
+}
+
+std::unique_ptr<Communicator> MakeCommunicator(const std::string& backend, const MpiWorld& world,
+                                               const c10::Device& device) {
+  const std::string chosen = backend == "auto" ? (device.is_cuda() ? "nccl" : "mpi") : backend;
+  if (chosen == "mpi") {
+    if (device.is_cuda()) {
+      throw ConfigError("runtime.backend=mpi cannot reduce CUDA tensors in this version; use "
+                        "runtime.backend=auto (nccl) or train.device=cpu");
+    }
+    if (world.Rank() == 0) spdlog::info("communication backend: mpi (requested {})", backend);
+    return std::make_unique<MpiCommunicator>(world.Comm());
+  }
+#ifdef CT_HAVE_NCCL
+  if (!device.is_cuda()) {
+    throw ConfigError("runtime.backend=nccl needs train.device=cuda; CPU tensors use runtime.backend=mpi");
+  }
+  if (world.Rank() == 0) spdlog::info("communication backend: nccl (requested {})", backend);
+  return std::make_unique<NcclCommunicator>(world.Comm(), device.index());
+#else
+  throw ConfigError("runtime.backend=" + chosen + " is not built into this binary (built: " + BuiltBackends() +
+                    "); rebuild with NCCL and CUDA available (CMake -DCT_WITH_NCCL=ON) or use runtime.backend=mpi");
+#endif
+}
+
+}  // namespace ct

@@ -1,0 +1,60 @@
+// HDF5 error handling: RAII handles and H5_CHECK, which throws ct::DataError with the call,
+// file:line, rank, host and HDF5's own error stack (HDF5's automatic printing is turned off).
+#pragma once
+
+#include <hdf5.h>
+
+#include <string>
+
+#include "util/error.h"
+
+namespace ct {
+
+// Turns off HDF5's own stderr printing; errors come back through H5_CHECK instead.
+void SilenceHdf5Printing();
+
+// The innermost messages of HDF5's current error stack, then clears it.
+std::string TakeHdf5ErrorStack();
+
+[[noreturn]] void ThrowHdf5Error(const char* call, const char* file, int line);
+
+template <class T>
+T H5Checked(T value, const char* call, const char* file, int line) {
+  if (value < 0) ThrowHdf5Error(call, file, line);
+  return value;
+}
+
+// A hid_t that closes itself. Each kind of handle has its own close function.
+class H5Id {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  H5Id() = default;
+  H5Id(hid_t id, Closer close) : id_(id), close_(close) {}
+  H5Id(H5Id&& other) noexcept : id_(other.id_), close_(other.close_) { other.id_ = -1; }
+  H5Id& operator=(H5Id&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      id_ = other.id_;
+      close_ = other.close_;
+      other.id_ = -1;
+    }
+    return *this;
+  }
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  ~H5Id() { Reset(); }
+
+  hid_t get() const { return id_; }
+  void Reset() {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = -1;
+  }
+
+ private:
+  hid_t id_ = -1;
+  Closer close_ = nullptr;
+};
+
+}  // namespace ct
+
+#define H5_CHECK(call) ::ct::H5Checked((call), #call, __FILE__, __LINE__)

@@ -1,0 +1,193 @@
+#include "data/h5_file.h"
+
+#include <algorithm>
+
+#include "cluster/mpi_check.h"
+
+namespace ct {
+namespace {
+
+H5Id FileAccess(MPI_Comm comm) {
+  H5Id fapl(H5_CHECK(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
+  H5_CHECK(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL));
+  // Metadata is read once by one rank and broadcast, instead of by every rank.
+  H5_CHECK(H5Pset_all_coll_metadata_ops(fapl.get(), true));
+  H5_CHECK(H5Pset_coll_metadata_write(fapl.get(), true));
+  return fapl;
+}
+
+H5Id CollectiveTransfer() {
+  H5Id dxpl(H5_CHECK(H5Pcreate(H5P_DATASET_XFER)), H5Pclose);
+  H5_CHECK(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE));
+  return dxpl;
+}
+
+// Selects rows [start, start+count) of a dataspace of shape dims (count 0: none).
+void SelectRows(hid_t space, const std::vector<hsize_t>& dims, int64_t start, int64_t count) {
+  if (count == 0) {
+    H5_CHECK(H5Sselect_none(space));
+    return;
+  }
+  std::vector<hsize_t> offset(dims.size(), 0), extent(dims);
+  offset[0] = static_cast<hsize_t>(start);
+  extent[0] = static_cast<hsize_t>(count);
+  H5_CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, offset.data(), nullptr, extent.data(), nullptr));
+}
+
+std::vector<hsize_t> Dims(hid_t dataset) {
+  H5Id space(H5_CHECK(H5Dget_space(dataset)), H5Sclose);
+  int rank = H5_CHECK(H5Sget_simple_extent_ndims(space.get()));
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  H5_CHECK(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr));
+  return dims;
+}
+
+// Runs body(piece_start, piece_count) over [start, start+count) in pieces of piece_rows,
+// the same number of times on every rank.
+template <class Body>
+void ForEachPiece(MPI_Comm comm, int64_t start, int64_t count, int64_t piece_rows, Body body) {
+  int64_t pieces = (count + piece_rows - 1) / piece_rows;
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX, comm));
+  for (int64_t i = 0; i < pieces; ++i) {
+    const int64_t first = std::min(i * piece_rows, count);
+    body(start + first, std::min(piece_rows, count - first));
+  }
+}
+
+int64_t PieceRows(int64_t row_elements) {
+  return std::max<int64_t>(1, ParallelH5File::kMaxPieceBytes / (row_elements * 4));
+}
+
+}  // namespace
+
+int64_t RowShape::RowElements() const {
+  int64_t n = 1;
+  for (size_t i = 1; i < dims.size(); ++i) n *= dims[i];
+  return n;
+}
+
+std::string RowShape::Str() const {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+int64_t ChunkRowsFor(int64_t row_bytes, int64_t rows) {
+  constexpr int64_t kTargetChunkBytes = int64_t{2} << 20;
+  return std::clamp<int64_t>(kTargetChunkBytes / std::max<int64_t>(row_bytes, 1), 1, std::max<int64_t>(rows, 1));
+}
+
+ParallelH5File::ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm) : path_(path), comm_(comm) {
+  SilenceHdf5Printing();
+  H5Id fapl = FileAccess(comm);
+  hid_t id = mode == Mode::kRead ? H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())
+                                 : H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
+  if (id < 0) {
+    const std::string stack = TakeHdf5ErrorStack();
+    throw DataError(mode == Mode::kRead
+                        ? "cannot open '" + path + "' as an HDF5 file (" + ProcessIdentity() + "): " + stack +
+                              "; check that the path is an HDF5 file readable on every node"
+                        : "cannot create HDF5 file '" + path + "' (" + ProcessIdentity() + "): " + stack +
+                              "; check that its directory exists and is writable from every node");
+  }
+  file_ = H5Id(id, H5Fclose);
+}
+
+H5Id ParallelH5File::OpenDataset(const std::string& name) const {
+  htri_t exists = H5Lexists(file_.get(), name.c_str(), H5P_DEFAULT);
+  if (exists <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw DataError("HDF5 file '" + path_ + "' has no dataset '" + name +
+                    "'; `clustertrain info " + path_ + "` lists its datasets; set data.input_key / "
+                    "data.target_key to match, or convert a one-group-per-sample file with "
+                    "`clustertrain convert`");
+  }
+  hid_t id = H5Dopen2(file_.get(), name.c_str(), H5P_DEFAULT);
+  if (id < 0) {
+    throw DataError("'" + name + "' in HDF5 file '" + path_ + "' is not a dataset (a group?): " + TakeHdf5ErrorStack());
+  }
+  return H5Id(id, H5Dclose);
+}
+
+RowShape ParallelH5File::FloatRows(const std::string& name) const {
+  H5Id dataset = OpenDataset(name);
+  H5Id type(H5_CHECK(H5Dget_type(dataset.get())), H5Tclose);
+  H5Id native(H5_CHECK(H5Tget_native_type(type.get(), H5T_DIR_ASCEND)), H5Tclose);
+  if (H5Tequal(native.get(), H5T_NATIVE_FLOAT) <= 0) {
+    const bool is_float = H5Tget_class(type.get()) == H5T_FLOAT;
+    throw DataError("dataset '" + name + "' in '" + path_ + "' has dtype " +
+                    (is_float ? "float" + std::to_string(8 * H5Tget_size(type.get())) : std::string("non-float")) +
+                    "; clustertrain reads float32 rows: convert it, e.g. in h5py "
+                    "f.create_dataset(name, data=x.astype('float32'))");
+  }
+  RowShape shape;
+  for (hsize_t d : Dims(dataset.get())) shape.dims.push_back(static_cast<int64_t>(d));
+  if (shape.dims.empty()) throw DataError("dataset '" + name + "' in '" + path_ + "' is a scalar; expected rows [N, ...]");
+  return shape;
+}
+
+void ParallelH5File::ReadRows(const std::string& name, int64_t start, int64_t count, float* out) const {
+  H5Id dataset = OpenDataset(name);
+  const std::vector<hsize_t> dims = Dims(dataset.get());
+  const RowShape shape{std::vector<int64_t>(dims.begin(), dims.end())};
+  if (start < 0 || count < 0 || start + count > shape.Rows()) {
+    throw DataError("rows [" + std::to_string(start) + ", " + std::to_string(start + count) + ") are outside dataset '" +
+                    name + "' of '" + path_ + "' with " + std::to_string(shape.Rows()) + " rows");
+  }
+  H5Id file_space(H5_CHECK(H5Dget_space(dataset.get())), H5Sclose);
+  H5Id dxpl = CollectiveTransfer();
+  const int64_t row_elements = shape.RowElements();
+  ForEachPiece(comm_, start, count, PieceRows(row_elements), [&](int64_t first, int64_t rows) {
+    std::vector<hsize_t> piece_dims(dims);
+    piece_dims[0] = static_cast<hsize_t>(std::max<int64_t>(rows, 1));
+    H5Id memory_space(H5_CHECK(H5Screate_simple(static_cast<int>(dims.size()), piece_dims.data(), nullptr)), H5Sclose);
+    SelectRows(memory_space.get(), piece_dims, 0, rows);
+    SelectRows(file_space.get(), dims, first, rows);
+    float* target = out + (first - start) * row_elements;
+    H5_CHECK(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(), dxpl.get(), target));
+  });
+}
+
+void ParallelH5File::CreateFloatRows(const std::string& name, const std::vector<int64_t>& dims) {
+  std::vector<hsize_t> extent(dims.begin(), dims.end());
+  std::vector<hsize_t> chunk(extent);
+  const RowShape shape{dims};
+  chunk[0] = static_cast<hsize_t>(ChunkRowsFor(shape.RowElements() * 4, shape.Rows()));
+  H5Id space(H5_CHECK(H5Screate_simple(static_cast<int>(extent.size()), extent.data(), nullptr)), H5Sclose);
+  H5Id dcpl(H5_CHECK(H5Pcreate(H5P_DATASET_CREATE)), H5Pclose);
+  H5_CHECK(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()));
+  H5Id dataset(H5_CHECK(H5Dcreate2(file_.get(), name.c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, dcpl.get(),
+                                   H5P_DEFAULT)),
+               H5Dclose);
+}
+
+void ParallelH5File::WriteRows(const std::string& name, int64_t start, int64_t count, const Fill& fill) {
+  H5Id dataset = OpenDataset(name);
+  const std::vector<hsize_t> dims = Dims(dataset.get());
+  const RowShape shape{std::vector<int64_t>(dims.begin(), dims.end())};
+  H5Id file_space(H5_CHECK(H5Dget_space(dataset.get())), H5Sclose);
+  H5Id dxpl = CollectiveTransfer();
+  const int64_t row_elements = shape.RowElements();
+  const int64_t piece_rows = std::min(PieceRows(row_elements), std::max<int64_t>(count, 1));
+  std::vector<float> buffer(static_cast<size_t>(piece_rows * row_elements));
+  ForEachPiece(comm_, start, count, piece_rows, [&](int64_t first, int64_t rows) {
+    if (rows > 0) fill(first, rows, buffer.data());
+    std::vector<hsize_t> piece_dims(dims);
+    piece_dims[0] = static_cast<hsize_t>(piece_rows);
+    H5Id memory_space(H5_CHECK(H5Screate_simple(static_cast<int>(dims.size()), piece_dims.data(), nullptr)), H5Sclose);
+    SelectRows(memory_space.get(), piece_dims, 0, rows);
+    SelectRows(file_space.get(), dims, first, rows);
+    H5_CHECK(H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(), dxpl.get(), buffer.data()));
+  });
+}
+
+void ParallelH5File::WriteAttribute(const std::string& name, const std::string& value) {
+  H5Id type(H5_CHECK(H5Tcopy(H5T_C_S1)), H5Tclose);
+  H5_CHECK(H5Tset_size(type.get(), std::max<size_t>(value.size(), 1)));
+  H5Id space(H5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose);
+  H5Id attribute(H5_CHECK(H5Acreate2(file_.get(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT)),
+                 H5Aclose);
+  H5_CHECK(H5Awrite(attribute.get(), type.get(), value.c_str()));
+}
+
+}  // namespace ct

@@ -1,0 +1,65 @@
+// Parallel HDF5 files of rows: open collectively with MPI-IO and move whole slabs of rows
+// with collective hyperslab transfers. A row is one sample: dataset shape [N, ...].
+//
+// Collective protocol: every rank calls each function here the same number of times, in the
+// same order. Transfers are split into pieces of at most kMaxPieceBytes; the number of pieces
+// is agreed over all ranks (a rank with fewer rows takes part with an empty selection).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "data/h5_check.h"
+
+namespace ct {
+
+struct RowShape {
+  std::vector<int64_t> dims;  // [N, ...]
+  int64_t Rows() const { return dims.empty() ? 0 : dims[0]; }
+  int64_t RowElements() const;  // product of dims[1:]
+  std::string Str() const;      // "[16384, 1024]"
+};
+
+// Rows per chunk so that a chunk holds about 2 MiB (clamped to [1, rows]).
+int64_t ChunkRowsFor(int64_t row_bytes, int64_t rows);
+
+class ParallelH5File {
+ public:
+  enum class Mode { kRead, kCreate };
+  // Collective over comm. kCreate truncates `path`.
+  ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm);
+
+  const std::string& Path() const { return path_; }
+
+  // Checks that `name` is a float32 dataset with at least one dimension; returns its shape.
+  RowShape FloatRows(const std::string& name) const;
+
+  // Collective: rows [start, start+count) of `name` into `out` (count * RowElements floats).
+  void ReadRows(const std::string& name, int64_t start, int64_t count, float* out) const;
+
+  // Collective: creates a chunked float32 dataset [rows, row_elements...].
+  void CreateFloatRows(const std::string& name, const std::vector<int64_t>& dims);
+
+  // Collective: writes rows [start, start+count) of `name`, produced piece by piece by
+  // fill(first_row, rows, buffer) so memory stays bounded whatever the slice size.
+  using Fill = std::function<void(int64_t first_row, int64_t rows, float* buffer)>;
+  void WriteRows(const std::string& name, int64_t start, int64_t count, const Fill& fill);
+
+  // Collective: a string attribute on the root group.
+  void WriteAttribute(const std::string& name, const std::string& value);
+
+  static constexpr int64_t kMaxPieceBytes = int64_t{256} << 20;
+
+ private:
+  H5Id OpenDataset(const std::string& name) const;
+
+  std::string path_;
+  MPI_Comm comm_;
+  H5Id file_;
+};
+
+}  // namespace ct

@@ -1,0 +1,46 @@
+// This rank's rows of a dataset file, held in memory on the training device, served as
+// shuffled batches without per-sample I/O and without host synchronisation.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <mpi.h>
+
+#include <string>
+
+namespace ct {
+
+struct Batch {
+  at::Tensor input;   // [B, ...]
+  at::Tensor target;  // [B, ...]
+};
+
+class ShardLoader {
+ public:
+  // Collective: opens `path` with MPI-IO, validates both datasets, and reads this rank's
+  // contiguous slice of rows with whole-slab reads.
+  static ShardLoader Load(const std::string& path, const std::string& input_key, const std::string& target_key,
+                          MPI_Comm comm, const c10::Device& device);
+
+  ShardLoader(at::Tensor input, at::Tensor target, int64_t total_rows);
+
+  int64_t Rows() const { return input_.size(0); }   // rows on this rank
+  int64_t TotalRows() const { return total_rows_; }  // rows over all ranks
+  int64_t RowLength() const { return input_.numel() / std::max<int64_t>(Rows(), 1); }
+
+  // Draws this epoch's order of local rows (same seed on every rank, mixed with the rank).
+  void Shuffle(uint64_t seed, int64_t epoch, int rank);
+
+  // The step-th batch of `batch` rows in the current order. Shuffle() first.
+  Batch ShuffledBatch(int64_t step, int64_t batch) const;
+
+  // Rows [begin, begin+count) in file order (validation).
+  Batch Rows(int64_t begin, int64_t count) const;
+
+ private:
+  at::Tensor input_;
+  at::Tensor target_;
+  at::Tensor order_;  // [Rows()] int64, on the device
+  int64_t total_rows_ = 0;
+};
+
+}  // namespace ct

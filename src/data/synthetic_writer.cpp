@@ -1,0 +1,50 @@
+#include "data/synthetic_writer.h"
+
+#include <vector>
+
+#include "cluster/mpi_check.h"
+#include "data/h5_file.h"
+#include "data/sharding.h"
+#include "util/atomic_file.h"
+
+namespace ct {
+
+void WriteChirpDataset(const std::string& path, int64_t rows, const ChirpOptions& options, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  MPI_CHECK(MPI_Comm_size(comm, &size));
+  const std::string tmp = TemporaryPathFor(path);
+  {
+    ParallelH5File file(tmp, ParallelH5File::Mode::kCreate, comm);
+    file.CreateFloatRows("input", {rows, options.length});
+    file.CreateFloatRows("target", {rows, options.length});
+    file.WriteAttribute("generator", "clustertrain make-data (synthetic chirps)");
+    file.WriteAttribute("parameters", "length=" + std::to_string(options.length) +
+                                          " noise_std=" + std::to_string(options.noise_std) +
+                                          " seed=" + std::to_string(options.seed));
+    const RowRange slice = RankSlice(rows, size, rank);
+    // One generator call makes a row's noisy and clean versions; each dataset's pass
+    // regenerates its rows (cheap next to the write) so memory stays one piece, not a slice.
+    std::vector<float> other;
+    auto fill = [&](bool want_noisy) {
+      return [&, want_noisy](int64_t first, int64_t n, float* buffer) {
+        other.resize(static_cast<size_t>(options.length));
+        for (int64_t r = 0; r < n; ++r) {
+          float* row = buffer + r * options.length;
+          if (want_noisy) {
+            ChirpRow(options, first + r, row, other.data());
+          } else {
+            ChirpRow(options, first + r, other.data(), row);
+          }
+        }
+      };
+    };
+    file.WriteRows("input", slice.begin, slice.Size(), fill(true));
+    file.WriteRows("target", slice.begin, slice.Size(), fill(false));
+  }  // every rank closes the file before it is renamed
+  MPI_CHECK(MPI_Barrier(comm));
+  if (rank == 0) CommitTemporaryFile(path);
+  MPI_CHECK(MPI_Barrier(comm));
+}
+
+}  // namespace ct

@@ -1,0 +1,132 @@
+// clustertrain: data-parallel training of scientific models on GPU clusters.
+//
+// Command-line and config errors are found before MPI starts and printed once (by the rank the
+// launcher calls 0). After that, one fatal path: any error on any rank is logged with its rank
+// and host, communicators are aborted, and MPI_Abort ends every rank of the job.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cluster/mpi_world.h"
+#include "comm/communicator.h"
+#include "comm/make_communicator.h"
+#include "data/h5_info.h"
+#include "data/synthetic_writer.h"
+#include "train/trainer.h"
+#include "util/config.h"
+#include "util/error.h"
+#include "util/launcher_env.h"
+#include "util/logging.h"
+
+namespace {
+
+struct MakeDataArgs {
+  std::string out;
+  int64_t samples = 16384;
+  bool force = false;
+  ct::ChirpOptions chirp;
+};
+
+int ReportEarlyError(const std::string& message, int code) {
+  if (ct::IsLauncherRankZero()) std::fprintf(stderr, "clustertrain: error: %s\n", message.c_str());
+  return code;
+}
+
+// Runs `body` with MPI up; any exception ends every rank.
+template <class Body>
+int RunWithMpi(int argc, char** argv, Body body) {
+  ct::MpiWorld world(&argc, &argv);
+  ct::InitConsoleLogging(world.Rank());
+  try {
+    body(world);
+    return ct::kExitOk;
+  } catch (const std::exception& e) {
+    const auto* error = dynamic_cast<const ct::Error*>(&e);
+    const int code = error ? error->ExitCode() : ct::kExitFailure;
+    spdlog::error("{} ({})", e.what(), ct::ProcessIdentity());
+    spdlog::default_logger()->flush();
+    ct::AbortAllCommunicators();
+    if (world.Size() > 1) world.Abort(code);  // ends every rank, not just this one
+    return code;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"clustertrain " CT_VERSION
+               ": data-parallel trainer for scientific models (one process per GPU or core group).\n"
+               "Launch with mpirun or srun; every subcommand also runs as a single process.\n"
+               "Communication backends built: " + ct::BuiltBackends()};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("clustertrain ") + CT_VERSION);
+
+  std::string config_path;
+  std::vector<std::string> overrides;
+  bool help_config = false;
+  CLI::App* train = app.add_subcommand("train", "train a model on HDF5 data (see configs/gw_vae.yaml)");
+  train->add_option("-c,--config", config_path, "YAML run configuration")->check(CLI::ExistingFile);
+  train->add_option("--set", overrides, "override a config key: --set train.epochs=5 (repeatable)")
+      ->type_name("KEY=VALUE");
+  train->add_flag("--help-config", help_config, "list every config key with its type and default, then exit");
+
+  MakeDataArgs make;
+  CLI::App* make_data = app.add_subcommand(
+      "make-data", "write a synthetic gravitational-wave chirp dataset (input: noisy strain, target: clean)");
+  make_data->add_option("-o,--out", make.out, "output HDF5 file")->required();
+  make_data->add_option("-n,--samples", make.samples, "number of rows")->check(CLI::PositiveNumber);
+  make_data->add_option("-l,--length", make.chirp.length, "samples per waveform")->check(CLI::PositiveNumber);
+  make_data->add_option("--noise", make.chirp.noise_std, "noise standard deviation")->check(CLI::NonNegativeNumber);
+  make_data->add_option("--seed", make.chirp.seed, "seed; rows depend only on it and their index");
+  make_data->add_flag("-f,--force", make.force, "overwrite an existing file");
+
+  std::string info_path;
+  CLI::App* info = app.add_subcommand("info", "describe an HDF5 file: datasets, shapes, dtypes, chunks, compression");
+  info->add_option("file", info_path, "HDF5 file")->required()->check(CLI::ExistingFile);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (!ct::IsLauncherRankZero()) return e.get_exit_code() == 0 ? 0 : ct::kExitUsage;
+    const int code = app.exit(e);
+    return code == 0 ? 0 : ct::kExitUsage;
+  }
+
+  if (*train) {
+    if (help_config) {
+      if (ct::IsLauncherRankZero()) std::cout << ct::ConfigKeyHelp();
+      return 0;
+    }
+    ct::Config config;
+    try {
+      config = ct::LoadConfig(config_path, overrides);
+      ct::CheckInputFiles(config);
+    } catch (const ct::Error& e) {
+      return ReportEarlyError(e.what(), e.ExitCode());
+    }
+    return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) { ct::RunTraining(config, world); });
+  }
+  if (*make_data) {
+    if (!make.force && std::filesystem::exists(make.out)) {
+      return ReportEarlyError("'" + make.out + "' exists; pass --force to overwrite it", ct::kExitUsage);
+    }
+    return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) {
+      ct::WriteChirpDataset(make.out, make.samples, make.chirp, world.Comm());
+      if (world.Rank() == 0) {
+        spdlog::info("wrote {}: {} rows of length {} (noise {}, seed {}) from {} ranks", make.out, make.samples,
+                     make.chirp.length, make.chirp.noise_std, make.chirp.seed, world.Size());
+      }
+    });
+  }
+  if (*info) {
+    try {
+      std::cout << ct::DescribeH5File(info_path);
+      return 0;
+    } catch (const ct::Error& e) {
+      return ReportEarlyError(e.what(), e.ExitCode());
+    }
+  }
+  return 0;
+}

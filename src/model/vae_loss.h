@@ -1,0 +1,24 @@
+// The VAE loss, per sample, so that a batch mean and a dataset-wide (sum, count) reduction
+// come from the same numbers:
+//   mse_i = mean_j (recon_ij - target_ij)^2
+//   kl_i  = -1/2 sum_k (1 + logvar_ik - mu_ik^2 - exp(logvar_ik))
+//   loss  = mean_i mse_i + beta * mean_i kl_i   (= F.mse_loss(recon, target) + beta * KL)
+#pragma once
+
+#include <torch/types.h>
+
+#include "model/vae_mlp.h"
+
+namespace ct {
+
+struct PerSampleLoss {
+  torch::Tensor mse;  // [B]
+  torch::Tensor kl;   // [B]
+};
+
+PerSampleLoss VaePerSampleLoss(const VaeOutput& out, const torch::Tensor& target);
+
+// Scalar training loss of a batch.
+torch::Tensor VaeBatchLoss(const PerSampleLoss& loss, double beta);
+
+}  // namespace ct

@@ -1,0 +1,49 @@
+#include "train/lr_policy.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "util/error.h"
+
+namespace ct {
+
+double LrPolicy::WarmupLr(int64_t global_step) const {
+  if (!InWarmup(global_step)) return scaled_lr;
+  return base_lr + (scaled_lr - base_lr) * static_cast<double>(global_step) / static_cast<double>(warmup_steps);
+}
+
+std::string LrPolicy::Derivation(int64_t batch_per_rank, int world_size, int64_t accumulation, int64_t base_batch,
+                                 const std::string& scaling, double warmup_epochs) const {
+  std::ostringstream out;
+  out << "global batch " << global_batch << " = " << batch_per_rank << " x " << world_size
+      << (world_size == 1 ? " rank" : " ranks") << " x " << accumulation << "; lr " << base_lr << " -> "
+      << scaled_lr << " by the " << scaling << " rule (base batch " << base_batch << ")";
+  if (warmup_steps > 0) {
+    out << "; warmup " << warmup_epochs << " epochs (" << warmup_steps << " steps) from " << base_lr;
+  } else {
+    out << "; no warmup";
+  }
+  return out.str();
+}
+
+LrPolicy MakeLrPolicy(double base_lr, int64_t base_batch, int64_t batch_per_rank, int world_size,
+                      int64_t accumulation, const std::string& scaling, double warmup_epochs,
+                      int64_t steps_per_epoch) {
+  LrPolicy policy;
+  policy.base_lr = base_lr;
+  policy.global_batch = batch_per_rank * world_size * accumulation;
+  const double ratio = static_cast<double>(policy.global_batch) / static_cast<double>(base_batch);
+  if (scaling == "linear") {
+    policy.scaled_lr = base_lr * ratio;
+  } else if (scaling == "sqrt") {
+    policy.scaled_lr = base_lr * std::sqrt(ratio);
+  } else if (scaling == "none") {
+    policy.scaled_lr = base_lr;
+  } else {
+    throw ConfigError("train.lr_scaling: unknown rule '" + scaling + "' (linear | sqrt | none)");
+  }
+  policy.warmup_steps = static_cast<int64_t>(std::llround(warmup_epochs * static_cast<double>(steps_per_epoch)));
+  return policy;
+}
+
+}  // namespace ct

@@ -1,0 +1,34 @@
+// Learning rate for the global batch: the linear (or sqrt) scaling rule with gradual warmup
+// (Goyal et al. 2017, "Accurate, Large Minibatch SGD"). Pure arithmetic, unit tested.
+//
+//   global batch = batch per rank x world size x accumulation steps
+//   scaled lr    = base lr x (global / base batch)          linear
+//                = base lr x sqrt(global / base batch)      sqrt
+//                = base lr                                  none
+//   warmup       : lr(step) = base + (scaled - base) x step / warmup_steps, for step < warmup_steps
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ct {
+
+struct LrPolicy {
+  double base_lr = 0;
+  double scaled_lr = 0;
+  int64_t global_batch = 0;
+  int64_t warmup_steps = 0;
+
+  bool InWarmup(int64_t global_step) const { return global_step < warmup_steps; }
+  // The lr for optimizer step `global_step` (0-based) during warmup; scaled_lr after it.
+  double WarmupLr(int64_t global_step) const;
+  // "global batch 256 = 128 x 2 ranks x 1; lr 0.001 -> 0.002 by the linear rule (base batch 128); ..."
+  std::string Derivation(int64_t batch_per_rank, int world_size, int64_t accumulation, int64_t base_batch,
+                         const std::string& scaling, double warmup_epochs) const;
+};
+
+LrPolicy MakeLrPolicy(double base_lr, int64_t base_batch, int64_t batch_per_rank, int world_size,
+                      int64_t accumulation, const std::string& scaling, double warmup_epochs,
+                      int64_t steps_per_epoch);
+
+}  // namespace ct

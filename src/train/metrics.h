@@ -1,0 +1,32 @@
+// One record per epoch: metrics.jsonl (one JSON object a line) and the console line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ct {
+
+struct EpochRecord {
+  int64_t epoch = 0;        // 1-based
+  int64_t global_step = 0;  // optimizer steps so far
+  double train_loss = 0, train_mse = 0, train_kl = 0;
+  double val_loss = 0, val_mse = 0, val_kl = 0;
+  double lr = 0;  // lr used in the epoch's last step
+  int64_t global_batch = 0;
+  int world_size = 1;
+  double samples_per_s = 0;  // training samples over all ranks / training seconds
+  double train_seconds = 0;
+  double val_seconds = 0;
+  double epoch_seconds = 0;
+};
+
+// {"epoch":1,...} without a trailing newline; NaN and infinities become null.
+std::string ToJson(const EpochRecord& record);
+
+// "epoch  3/10  train 0.0712 (mse 0.0690 kl 2.18)  val 0.0698  lr 2.00e-03  4121 samples/s  4.0 s"
+std::string ConsoleLine(const EpochRecord& record, int64_t epochs);
+
+// Appends one line and flushes it (rank 0).
+void AppendLine(const std::string& path, const std::string& line);
+
+}  // namespace ct

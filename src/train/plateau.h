@@ -1,0 +1,43 @@
+// ReduceLROnPlateau with PyTorch's exact semantics (torch.optim.lr_scheduler, one parameter
+// group). Pure arithmetic; driven by the all-reduced validation loss, so every rank computes
+// the same decision from the same number.
+//
+// Per Step(metric):
+//   better = metric beats best (min/rel: m < best*(1-threshold); min/abs: m < best-threshold;
+//            max/rel: m > best*(1+threshold); max/abs: m > best+threshold); a tie is not better
+//   better ? best = metric, bad = 0 : bad += 1
+//   in cooldown (counter > 0): counter -= 1, bad = 0
+//   bad > patience: lr = max(lr*factor, min_lr) unless the change is <= eps;
+//                   counter = cooldown; bad = 0
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "util/config.h"
+
+namespace ct {
+
+class PlateauScheduler {
+ public:
+  PlateauScheduler(const PlateauConfig& config, double initial_lr);
+
+  // Feeds one epoch's metric; returns true when the lr was reduced.
+  bool Step(double metric);
+
+  double Lr() const { return lr_; }
+  double Best() const { return best_; }
+  int64_t BadEpochs() const { return bad_epochs_; }
+  int64_t CooldownCounter() const { return cooldown_counter_; }
+
+ private:
+  bool IsBetter(double metric) const;
+
+  PlateauConfig config_;
+  double lr_;
+  double best_;
+  int64_t bad_epochs_ = 0;
+  int64_t cooldown_counter_ = 0;
+};
+
+}  // namespace ct

@@ -1,0 +1,228 @@
+#include "train/trainer.h"
+
+#include <torch/cuda.h>
+#include <torch/optim/adam.h>
+#include <torch/utils.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "cluster/mpi_check.h"
+#include "cluster/startup_report.h"
+#include "cluster/thread_plan.h"
+#include "comm/gradient_sync.h"
+#include "comm/make_communicator.h"
+#include "data/shard_loader.h"
+#include "data/sharding.h"
+#include "model/vae_loss.h"
+#include "model/vae_mlp.h"
+#include "train/lr_policy.h"
+#include "train/metrics.h"
+#include "train/model_io.h"
+#include "train/plateau.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/logging.h"
+#include "util/random.h"
+
+namespace ct {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+c10::Device ChooseDevice(const std::string& requested, const MpiWorld& world) {
+  const bool cuda = torch::cuda::is_available() && torch::cuda::device_count() > 0;
+  if (requested == "cuda" && !cuda) {
+    throw ConfigError("train.device=cuda, but " + std::string(torch::cuda::is_available() ? "no GPU is visible"
+                      : "this LibTorch has no CUDA") + " (" + ProcessIdentity() +
+                      "); use train.device=cpu or build against a CUDA LibTorch");
+  }
+  if (requested == "cpu" || !cuda) return c10::Device(c10::kCPU);
+  const auto count = static_cast<int>(torch::cuda::device_count());
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(world.LocalRank() % count));
+}
+
+void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+}
+
+// Rank 0 creates the run directory and writes the resolved config; others wait for it.
+void PrepareRunDirectory(const Config& config, const MpiWorld& world) {
+  if (world.Rank() == 0) {
+    std::error_code ec;
+    std::filesystem::create_directories(config.output.dir, ec);
+    if (ec) {
+      throw Error("cannot create run directory '" + config.output.dir + "': " + ec.message() +
+                  "; set output.dir to a writable path");
+    }
+    WriteFileAtomically(config.output.dir + "/config.yaml", ConfigToYaml(config));
+    std::filesystem::remove(config.output.dir + "/metrics.jsonl", ec);
+  }
+  MPI_CHECK(MPI_Barrier(world.Comm()));
+  InitRunLogging(world.Rank(), config.output.dir);
+}
+
+// Mean (total, mse, kl) of the validation rows over all ranks, from (sum, count) so that it
+// equals the single-process mean however the rows are split.
+struct ValLoss {
+  double loss, mse, kl;
+};
+ValLoss Validate(VaeMlp& model, const ShardLoader& val, double beta, Communicator& comm, const c10::Device& device) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  constexpr int64_t kValBatch = 1024;
+  at::Tensor sums = at::zeros({3}, at::TensorOptions().dtype(at::kDouble).device(device));  // mse, kl, count
+  for (int64_t begin = 0; begin < val.Rows(); begin += kValBatch) {
+    const int64_t count = std::min(kValBatch, val.Rows() - begin);
+    Batch batch = val.Rows(begin, count);
+    PerSampleLoss loss = VaePerSampleLoss(model->forward(batch.input), batch.target);
+    sums[0] += loss.mse.sum().to(at::kDouble);
+    sums[1] += loss.kl.sum().to(at::kDouble);
+  }
+  sums[2] += static_cast<double>(val.Rows());
+  comm.AllReduceSum(sums);
+  at::Tensor host = sums.cpu();
+  model->train();
+  const double* s = host.data_ptr<double>();
+  const double n = std::max(s[2], 1.0);
+  return {(s[0] + beta * s[1]) / n, s[0] / n, s[1] / n};
+}
+
+}  // namespace
+
+void RunTraining(const Config& config, const MpiWorld& world) {
+  const auto run_start = Clock::now();
+  PrepareRunDirectory(config, world);
+  const bool lead = world.Rank() == 0;
+  if (lead) spdlog::info("clustertrain {}: {} ranks, run directory {}", CT_VERSION, world.Size(), config.output.dir);
+
+  // Threads and device, reported by every rank in rank order.
+  const ThreadPlan threads = PlanThreads(static_cast<int>(config.runtime.threads), world.LocalSize());
+  ApplyThreadPlan(threads);
+  const c10::Device device = ChooseDevice(config.train.device, world);
+  if (lead) spdlog::info("ranks (host, rank, local rank, device, cpus, threads):");
+  ReportInRankOrder(world, world.Host() + "  rank " + std::to_string(world.Rank()) + "/" +
+                               std::to_string(world.Size()) + "  local " + std::to_string(world.LocalRank()) +
+                               "/" + std::to_string(world.LocalSize()) + "  " + device.str() + "  cpus " +
+                               threads.allowed_cpus + "  threads " + std::to_string(threads.threads) + " (" +
+                               threads.reason + ")");
+
+  // Data: each rank reads its own contiguous rows.
+  auto load_start = Clock::now();
+  ShardLoader train = ShardLoader::Load(config.data.train, config.data.input_key, config.data.target_key,
+                                        world.Comm(), device);
+  ShardLoader val = ShardLoader::Load(config.data.val, config.data.input_key, config.data.target_key,
+                                      world.Comm(), device);
+  if (train.RowLength() != val.RowLength()) {
+    throw DataError("training rows have " + std::to_string(train.RowLength()) + " values but validation rows have " +
+                    std::to_string(val.RowLength()) + " (" + config.data.train + " vs " + config.data.val + ")");
+  }
+  const int64_t batch = config.train.batch_size;
+  const int64_t steps = StepsPerEpoch(train.TotalRows(), world.Size(), batch);
+  if (steps == 0) {
+    throw ConfigError("train.batch_size=" + std::to_string(batch) + " is larger than a rank's share of the " +
+                      std::to_string(train.TotalRows()) + " training rows over " + std::to_string(world.Size()) +
+                      " ranks; lower train.batch_size or use fewer ranks");
+  }
+  if (lead) {
+    spdlog::info("data: {} train rows, {} val rows of length {}; {} steps per epoch ({:.1f} s to load)",
+                 train.TotalRows(), val.TotalRows(), train.RowLength(), steps, SecondsSince(load_start));
+  }
+
+  // Model: same seed on every rank, then rank 0's weights broadcast to be certain.
+  torch::manual_seed(static_cast<uint64_t>(config.train.seed));
+  VaeMlp model(train.RowLength(), config.model.hidden, config.model.latent);
+  model->to(device);
+  std::unique_ptr<Communicator> comm = MakeCommunicator(config.runtime.backend, world, device);
+  GradientSync sync(model->parameters(), *comm);
+  sync.BroadcastParameters();
+  if (lead) spdlog::info("model: vae_mlp, {} parameters", sync.NumElements());
+
+  const LrPolicy policy = MakeLrPolicy(config.train.lr, config.train.base_batch, batch, world.Size(), 1,
+                                       config.train.lr_scaling, config.train.warmup_epochs, steps);
+  if (lead) {
+    spdlog::info("lr: {}", policy.Derivation(batch, world.Size(), 1, config.train.base_batch,
+                                             config.train.lr_scaling, config.train.warmup_epochs));
+  }
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(policy.WarmupLr(0)));
+  // The plateau scheduler takes over from the scaled lr once warmup has ended.
+  PlateauScheduler plateau(config.train.plateau, policy.scaled_lr);
+  // Sampling noise differs per rank; everything else is shared.
+  torch::manual_seed(MixSeed(static_cast<uint64_t>(config.train.seed), 0xC0FFEE, static_cast<uint64_t>(world.Rank())));
+
+  const std::string metrics_path = config.output.dir + "/metrics.jsonl";
+  const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device);
+  int64_t global_step = 0;
+  for (int64_t epoch = 0; epoch < config.train.epochs; ++epoch) {
+    const auto epoch_start = Clock::now();
+    train.Shuffle(static_cast<uint64_t>(config.train.seed), epoch, world.Rank());
+    // Per-step (loss, mse, kl) stay on the device: no host synchronisation inside the loop.
+    at::Tensor step_losses = at::zeros({steps, 3}, float_options);
+    double lr = policy.InWarmup(global_step) ? policy.WarmupLr(global_step) : plateau.Lr();
+    for (int64_t step = 0; step < steps; ++step, ++global_step) {
+      if (policy.InWarmup(global_step)) lr = policy.WarmupLr(global_step);
+      SetLearningRate(optimizer, lr);
+      Batch b = train.ShuffledBatch(step, batch);  // [B, L] each
+      at::Tensor eps = at::randn({batch, config.model.latent}, float_options);
+      PerSampleLoss loss = VaePerSampleLoss(model->forward(b.input, eps), b.target);
+      at::Tensor total = VaeBatchLoss(loss, config.model.beta);
+      optimizer.zero_grad();
+      total.backward();
+      sync.AverageGradients();
+      optimizer.step();
+      step_losses[step].copy_(at::stack({total.detach(), loss.mse.mean().detach(), loss.kl.mean().detach()}));
+    }
+    at::Tensor train_means = step_losses.mean(/*dim=*/0);
+    comm->AllReduceAverage(train_means);
+    at::Tensor train_host = train_means.cpu();  // the epoch's one copy to the host
+    const double train_seconds = SecondsSince(epoch_start);
+
+    const auto val_start = Clock::now();
+    const ValLoss v = Validate(model, val, config.model.beta, *comm, device);
+    const double val_seconds = SecondsSince(val_start);
+
+    EpochRecord record;
+    record.epoch = epoch + 1;
+    record.global_step = global_step;
+    const float* t = train_host.data_ptr<float>();
+    record.train_loss = t[0];
+    record.train_mse = t[1];
+    record.train_kl = t[2];
+    record.val_loss = v.loss;
+    record.val_mse = v.mse;
+    record.val_kl = v.kl;
+    record.lr = lr;
+    record.global_batch = policy.global_batch;
+    record.world_size = world.Size();
+    record.samples_per_s = static_cast<double>(steps * batch * world.Size()) / train_seconds;
+    record.train_seconds = train_seconds;
+    record.val_seconds = val_seconds;
+    record.epoch_seconds = SecondsSince(epoch_start);
+
+    // Every rank steps the scheduler with the same all-reduced number: same decision.
+    if (!policy.InWarmup(global_step)) {
+      const double before = plateau.Lr();
+      if (plateau.Step(v.loss) && lead) {
+        spdlog::info("ReduceLROnPlateau: val loss has not improved for {} epochs; lr {:.3e} -> {:.3e}",
+                     config.train.plateau.patience + 1, before, plateau.Lr());
+      }
+    }
+    if (lead) {
+      spdlog::info("{}", ConsoleLine(record, config.train.epochs));
+      AppendLine(metrics_path, ToJson(record));
+    }
+    spdlog::debug("epoch {} done: train {} val {}", record.epoch, record.train_loss, record.val_loss);
+  }
+
+  if (lead) {
+    SaveStateDict(*model, config.output.dir + "/model.pt");
+    spdlog::info("done in {:.1f} s: {}/model.pt, {}", SecondsSince(run_start), config.output.dir, metrics_path);
+  }
+  MPI_CHECK(MPI_Barrier(world.Comm()));
+}
+
+}  // namespace ct

@@ -1,0 +1,12 @@
+// `clustertrain train`: the data-parallel training run, from loaded config to model.pt.
+#pragma once
+
+#include "cluster/mpi_world.h"
+#include "util/config.h"
+
+namespace ct {
+
+// Collective over the world. Throws ct::Error on any failure.
+void RunTraining(const Config& config, const MpiWorld& world);
+
+}  // namespace ct

@@ -1,0 +1,64 @@
+#include "util/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "util/error.h"
+
+namespace ct {
+namespace {
+
+std::string SystemError(const std::string& action, const std::string& path) {
+  return action + " '" + path + "' failed: " + std::strerror(errno);
+}
+
+void FsyncPath(const std::string& path, int flags) {
+  int fd = ::open(path.c_str(), flags);
+  if (fd < 0) throw Error(SystemError("opening", path));
+  int rc = ::fsync(fd);
+  ::close(fd);
+  // Some file systems (and directories on some of them) do not support fsync; that is not an
+  // error worth failing a run for, anything else is.
+  if (rc != 0 && errno != EINVAL && errno != EROFS) throw Error(SystemError("fsync of", path));
+}
+
+}  // namespace
+
+std::string TemporaryPathFor(const std::string& path) { return path + ".tmp"; }
+
+void CommitTemporaryFile(const std::string& path) {
+  const std::string tmp = TemporaryPathFor(path);
+  FsyncPath(tmp, O_RDONLY);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw Error(SystemError("renaming '" + tmp + "' to", path));
+  }
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  FsyncPath(dir.empty() ? "." : dir.string(), O_RDONLY | O_DIRECTORY);
+}
+
+void WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  const std::string tmp = TemporaryPathFor(path);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw Error(SystemError("creating", tmp) + "; check that the directory exists and is writable");
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::string msg = SystemError("writing", tmp);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw Error(msg + " (disk full or quota exceeded?)");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) throw Error(SystemError("closing", tmp));
+  CommitTemporaryFile(path);
+}
+
+}  // namespace ct

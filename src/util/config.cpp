@@ -1,0 +1,185 @@
+#include "util/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "util/config_schema.h"
+#include "util/error.h"
+
+namespace ct {
+namespace {
+
+const ConfigKey* FindKey(const std::string& name) {
+  for (const auto& key : ConfigKeys()) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+bool IsSection(const std::string& prefix) {
+  for (const auto& key : ConfigKeys()) {
+    if (key.name.rfind(prefix + ".", 0) == 0) return true;
+  }
+  return false;
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+[[noreturn]] void UnknownKey(const std::string& name, const std::string& where) {
+  std::string best;
+  size_t best_distance = 4;  // suggest only close matches
+  for (const auto& key : ConfigKeys()) {
+    size_t d = EditDistance(name, key.name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = key.name;
+    }
+  }
+  std::string hint = best.empty() ? "run `clustertrain train --help-config` for the list of keys"
+                                  : "did you mean '" + best + "'?";
+  throw ConfigError("unknown config key '" + name + "' (" + where + "): " + hint);
+}
+
+std::string Location(const std::string& path, const YAML::Node& node) {
+  return path + ":" + std::to_string(node.Mark().line + 1);
+}
+
+// Walks a YAML mapping; every leaf must be a known key.
+void ApplyMapping(const YAML::Node& node, const std::string& prefix, const std::string& path,
+                  Config& config, std::set<std::string>& seen) {
+  if (!node.IsMap()) {
+    throw ConfigError("config file " + Location(path, node) + ": '" +
+                      (prefix.empty() ? std::string("the top level") : prefix) +
+                      "' must be a mapping of keys to values");
+  }
+  for (const auto& item : node) {
+    const std::string name = (prefix.empty() ? "" : prefix + ".") + item.first.as<std::string>();
+    const std::string where = Location(path, item.first);
+    if (const ConfigKey* key = FindKey(name)) {
+      if (!seen.insert(name).second) throw ConfigError("config key '" + name + "' appears twice (" + where + ")");
+      key->set(config, item.second, where);
+    } else if (IsSection(name) && item.second.IsMap()) {
+      ApplyMapping(item.second, name, path, config, seen);
+    } else if (IsSection(name)) {
+      throw ConfigError("config key '" + name + "' (" + where + ") is a section, not a value: nest its keys under it");
+    } else {
+      UnknownKey(name, where);
+    }
+  }
+}
+
+void ApplyOverride(const std::string& assignment, Config& config) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw ConfigError("--set '" + assignment + "': expected section.key=value, e.g. --set train.epochs=5");
+  }
+  const std::string name = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  const std::string where = "--set " + assignment;
+  const ConfigKey* key = FindKey(name);
+  if (!key) UnknownKey(name, where);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError("config key '" + name + "' (" + where + "): cannot parse '" + text + "' as YAML: " + e.msg);
+  }
+  if (value.IsNull()) value = YAML::Node(text);  // "--set output.dir=" style empties stay strings
+  key->set(config, value, where);
+}
+
+void CheckPathReadable(const std::string& key, const std::string& path) {
+  if (path.empty()) {
+    throw ConfigError("config key '" + key + "' is not set: give the HDF5 file in the config or with --set " +
+                      key + "=PATH (`clustertrain make-data` writes a synthetic one)");
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw ConfigError("config key '" + key + "': file '" + path + "' does not exist (relative paths are "
+                      "relative to the working directory " + std::filesystem::current_path().string() +
+                      "); create it with `clustertrain make-data --out " + path + "` or fix the path");
+  }
+}
+
+void ValidateRelations(const Config& c) {
+  if (c.output.dir.empty()) throw ConfigError("config key 'output.dir' is empty: give a run directory");
+  if (c.train.plateau.min_lr >= c.train.lr) {
+    throw ConfigError("config key 'train.plateau.min_lr' (" + std::to_string(c.train.plateau.min_lr) +
+                      ") must be below train.lr (" + std::to_string(c.train.lr) + ")");
+  }
+}
+
+}  // namespace
+
+void CheckInputFiles(const Config& config) {
+  CheckPathReadable("data.train", config.data.train);
+  CheckPathReadable("data.val", config.data.val);
+}
+
+Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides) {
+  Config config;
+  std::set<std::string> seen;
+  if (!path.empty()) {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(path);
+    } catch (const YAML::BadFile&) {
+      throw ConfigError("cannot read config file '" + path + "': check the path (see configs/ for examples)");
+    } catch (const YAML::Exception& e) {
+      throw ConfigError("config file " + path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
+    }
+    if (!root.IsNull()) ApplyMapping(root, "", path, config, seen);
+  }
+  for (const auto& assignment : overrides) ApplyOverride(assignment, config);
+  ValidateRelations(config);
+  return config;
+}
+
+std::string ConfigToYaml(const Config& config) {
+  // Rebuild the nesting from the dotted key names, in table order.
+  YAML::Node root;
+  for (const auto& key : ConfigKeys()) {
+    std::vector<std::string> parts;
+    std::stringstream stream(key.name);
+    for (std::string part; std::getline(stream, part, '.');) parts.push_back(part);
+    std::vector<YAML::Node> chain{root};
+    for (size_t i = 0; i + 1 < parts.size(); ++i) chain.push_back(chain.back()[parts[i]]);
+    chain.back()[parts.back()] = key.get(config);
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string ConfigKeyHelp() {
+  const Config defaults;
+  std::ostringstream out;
+  out << "Configuration keys (YAML sections, or --set section.key=value):\n";
+  for (const auto& key : ConfigKeys()) {
+    YAML::Emitter value;
+    value << YAML::Flow << key.get(defaults);
+    out << "  " << key.name << "  (" << key.type_name << "; default " << value.c_str() << ")\n"
+        << "      " << key.help << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace ct

@@ -1,0 +1,81 @@
+// The run configuration: YAML file + --set overrides, every key validated.
+//
+// Keys are listed once, in config_schema.cpp, with their type, range and help text; loading,
+// overriding, validating, printing --help-config and writing the resolved config.yaml all read
+// that one table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ct {
+
+struct DataConfig {
+  std::string train;  // HDF5 file with the training rows
+  std::string val;    // HDF5 file with the validation rows
+  std::string input_key = "input";
+  std::string target_key = "target";
+};
+
+struct ModelConfig {
+  std::string kind = "vae_mlp";
+  std::vector<int64_t> hidden = {512, 256};  // encoder widths; the decoder mirrors them
+  int64_t latent = 16;
+  double beta = 1e-3;  // weight of the KL term
+};
+
+struct PlateauConfig {  // torch.optim.lr_scheduler.ReduceLROnPlateau's arguments
+  std::string mode = "min";
+  double factor = 0.2;
+  int64_t patience = 4;
+  double threshold = 1e-4;
+  std::string threshold_mode = "rel";
+  int64_t cooldown = 0;
+  double min_lr = 0.0;
+  double eps = 1e-8;
+};
+
+struct TrainConfig {
+  int64_t epochs = 10;
+  int64_t batch_size = 128;  // per rank
+  double lr = 1e-3;          // base lr, tuned for base_batch
+  int64_t base_batch = 128;
+  std::string lr_scaling = "linear";
+  double warmup_epochs = 0.0;
+  int64_t seed = 1234;
+  std::string device = "auto";
+  PlateauConfig plateau;
+};
+
+struct OutputConfig {
+  std::string dir = "runs/default";
+};
+
+struct RuntimeConfig {
+  int64_t threads = 0;  // 0 = auto: the cores this rank may use
+  std::string backend = "auto";
+};
+
+struct Config {
+  DataConfig data;
+  ModelConfig model;
+  TrainConfig train;
+  OutputConfig output;
+  RuntimeConfig runtime;
+};
+
+// Reads `path` (empty: defaults only), applies "section.key=value" overrides in order, validates
+// every key and the relations between them. Throws ConfigError naming key, source and fix.
+Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides);
+
+// The data files exist and are regular files (a clear error before any rank opens them).
+void CheckInputFiles(const Config& config);
+
+// The resolved configuration as YAML (written to <run dir>/config.yaml).
+std::string ConfigToYaml(const Config& config);
+
+// Every key with its type, default and meaning, for `clustertrain train --help-config`.
+std::string ConfigKeyHelp();
+
+}  // namespace ct

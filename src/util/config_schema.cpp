@@ -1,0 +1,213 @@
+#include "util/config_schema.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "util/error.h"
+
+namespace ct {
+namespace {
+
+[[noreturn]] void Fail(const std::string& key, const std::string& where, const std::string& what) {
+  throw ConfigError("config key '" + key + "' (" + where + "): " + what);
+}
+
+std::string Shown(const YAML::Node& node) {
+  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  std::ostringstream out;
+  out << YAML::Dump(node);
+  return out.str();
+}
+
+template <class T>
+T Convert(const YAML::Node& node, const std::string& key, const std::string& where,
+          const std::string& expected) {
+  if (!node.IsScalar()) Fail(key, where, "expected " + expected + ", got " + Shown(node));
+  try {
+    return node.as<T>();
+  } catch (const YAML::Exception&) {
+    Fail(key, where, "expected " + expected + ", got " + Shown(node));
+  }
+}
+
+// Accessors return a reference into Config so that one lambda serves set and get.
+template <class T>
+using Access = std::function<T&(Config&)>;
+
+ConfigKey Integer(std::string name, std::string help, Access<int64_t> access, int64_t min,
+                  int64_t max = std::numeric_limits<int64_t>::max()) {
+  std::string type = max == std::numeric_limits<int64_t>::max()
+                         ? "integer >= " + std::to_string(min)
+                         : "integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  ConfigKey key{name, type, help, nullptr, nullptr};
+  key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
+    // yaml-cpp accepts "1e3" as int64 only by truncation in some versions: be strict.
+    const std::string text = node.IsScalar() ? node.Scalar() : "";
+    if (text.find_first_of(".eE") != std::string::npos) Fail(name, where, "expected an integer, got " + Shown(node));
+    auto value = Convert<int64_t>(node, name, where, "an integer");
+    if (value < min || value > max) Fail(name, where, "must be an " + type + ", got " + std::to_string(value));
+    access(c) = value;
+  };
+  key.get = [=](const Config& c) { return YAML::Node(access(const_cast<Config&>(c))); };
+  return key;
+}
+
+// A real number in (min, max] when min_exclusive, else [min, max].
+ConfigKey Real(std::string name, std::string help, Access<double> access, double min,
+               bool min_exclusive, double max = std::numeric_limits<double>::infinity()) {
+  std::ostringstream type;
+  type << "number " << (min_exclusive ? "> " : ">= ") << min;
+  if (std::isfinite(max)) type << " and <= " << max;
+  const std::string type_name = type.str();
+  ConfigKey key{name, type_name, help, nullptr, nullptr};
+  key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
+    auto value = Convert<double>(node, name, where, "a number");
+    bool below = min_exclusive ? !(value > min) : !(value >= min);
+    if (below || !(value <= max) || std::isnan(value)) {
+      std::ostringstream got;
+      got << value;
+      Fail(name, where, "must be a " + type_name + ", got " + got.str());
+    }
+    access(c) = value;
+  };
+  key.get = [=](const Config& c) { return YAML::Node(access(const_cast<Config&>(c))); };
+  return key;
+}
+
+ConfigKey Text(std::string name, std::string help, Access<std::string> access) {
+  ConfigKey key{name, "string", help, nullptr, nullptr};
+  key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
+    access(c) = Convert<std::string>(node, name, where, "a string");
+  };
+  key.get = [=](const Config& c) { return YAML::Node(access(const_cast<Config&>(c))); };
+  return key;
+}
+
+ConfigKey Choice(std::string name, std::string help, Access<std::string> access,
+                 std::vector<std::string> choices) {
+  std::string joined;
+  for (const auto& choice : choices) joined += (joined.empty() ? "" : " | ") + choice;
+  ConfigKey key{name, joined, help, nullptr, nullptr};
+  key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
+    auto value = Convert<std::string>(node, name, where, "one of " + joined);
+    for (const auto& choice : choices) {
+      if (value == choice) {
+        access(c) = value;
+        return;
+      }
+    }
+    Fail(name, where, "must be one of " + joined + ", got '" + value + "'");
+  };
+  key.get = [=](const Config& c) { return YAML::Node(access(const_cast<Config&>(c))); };
+  return key;
+}
+
+ConfigKey IntegerList(std::string name, std::string help, Access<std::vector<int64_t>> access,
+                      int64_t min) {
+  ConfigKey key{name, "list of integers >= " + std::to_string(min), help, nullptr, nullptr};
+  key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
+    if (!node.IsSequence() || node.size() == 0) {
+      Fail(name, where, "expected a non-empty list such as [512, 256], got " + Shown(node));
+    }
+    std::vector<int64_t> values;
+    for (const auto& item : node) {
+      auto value = Convert<int64_t>(item, name, where, "a list of integers");
+      if (value < min) Fail(name, where, "every entry must be >= " + std::to_string(min));
+      values.push_back(value);
+    }
+    access(c) = values;
+  };
+  key.get = [=](const Config& c) { return YAML::Node(access(const_cast<Config&>(c))); };
+  return key;
+}
+
+// runtime.threads: "auto" or a positive integer; stored as 0 for auto.
+ConfigKey Threads() {
+  ConfigKey key{"runtime.threads", "auto | integer >= 1",
+                "intra-op threads per rank; auto = the cores this rank is bound to", nullptr,
+                nullptr};
+  key.set = [](Config& c, const YAML::Node& node, const std::string& where) {
+    if (node.IsScalar() && node.Scalar() == "auto") {
+      c.runtime.threads = 0;
+      return;
+    }
+    auto value = Convert<int64_t>(node, "runtime.threads", where, "auto or an integer");
+    if (value < 1) Fail("runtime.threads", where, "must be auto or >= 1, got " + std::to_string(value));
+    c.runtime.threads = value;
+  };
+  key.get = [](const Config& c) {
+    return c.runtime.threads == 0 ? YAML::Node("auto") : YAML::Node(c.runtime.threads);
+  };
+  return key;
+}
+
+std::vector<ConfigKey> BuildKeys() {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  return {
+      Text("data.train", "HDF5 file with the training rows (required)",
+           [](Config& c) -> auto& { return c.data.train; }),
+      Text("data.val", "HDF5 file with the validation rows (required)",
+           [](Config& c) -> auto& { return c.data.val; }),
+      Text("data.input_key", "dataset holding the model input, shape [N, L]",
+           [](Config& c) -> auto& { return c.data.input_key; }),
+      Text("data.target_key", "dataset holding the reconstruction target, shape [N, L]",
+           [](Config& c) -> auto& { return c.data.target_key; }),
+
+      Choice("model.kind", "built-in model", [](Config& c) -> auto& { return c.model.kind; },
+             {"vae_mlp"}),
+      IntegerList("model.hidden", "encoder layer widths; the decoder mirrors them",
+                  [](Config& c) -> auto& { return c.model.hidden; }, 1),
+      Integer("model.latent", "latent dimension", [](Config& c) -> auto& { return c.model.latent; }, 1),
+      Real("model.beta", "weight of the KL term in the loss",
+           [](Config& c) -> auto& { return c.model.beta; }, 0.0, false),
+
+      Integer("train.epochs", "number of epochs", [](Config& c) -> auto& { return c.train.epochs; }, 1),
+      Integer("train.batch_size", "samples per batch on each rank",
+              [](Config& c) -> auto& { return c.train.batch_size; }, 1),
+      Real("train.lr", "base learning rate, tuned for train.base_batch",
+           [](Config& c) -> auto& { return c.train.lr; }, 0.0, true),
+      Integer("train.base_batch", "global batch for which train.lr was tuned",
+              [](Config& c) -> auto& { return c.train.base_batch; }, 1),
+      Choice("train.lr_scaling", "how lr follows the global batch",
+             [](Config& c) -> auto& { return c.train.lr_scaling; }, {"linear", "sqrt", "none"}),
+      Real("train.warmup_epochs", "epochs over which lr rises linearly from train.lr to the scaled lr",
+           [](Config& c) -> auto& { return c.train.warmup_epochs; }, 0.0, false),
+      Integer("train.seed", "seed for initial weights, data order and sampling noise",
+              [](Config& c) -> auto& { return c.train.seed; }, 0),
+      Choice("train.device", "auto = CUDA when LibTorch has it and a GPU is visible",
+             [](Config& c) -> auto& { return c.train.device; }, {"auto", "cpu", "cuda"}),
+      Choice("train.plateau.mode", "ReduceLROnPlateau: minimise or maximise the val loss",
+             [](Config& c) -> auto& { return c.train.plateau.mode; }, {"min", "max"}),
+      Real("train.plateau.factor", "ReduceLROnPlateau: lr multiplier on a plateau",
+           [](Config& c) -> auto& { return c.train.plateau.factor; }, 0.0, true, 0.999999),
+      Integer("train.plateau.patience", "ReduceLROnPlateau: bad epochs tolerated",
+              [](Config& c) -> auto& { return c.train.plateau.patience; }, 0),
+      Real("train.plateau.threshold", "ReduceLROnPlateau: least change that counts",
+           [](Config& c) -> auto& { return c.train.plateau.threshold; }, 0.0, false),
+      Choice("train.plateau.threshold_mode", "ReduceLROnPlateau: rel or abs threshold",
+             [](Config& c) -> auto& { return c.train.plateau.threshold_mode; }, {"rel", "abs"}),
+      Integer("train.plateau.cooldown", "ReduceLROnPlateau: epochs to wait after a reduction",
+              [](Config& c) -> auto& { return c.train.plateau.cooldown; }, 0),
+      Real("train.plateau.min_lr", "ReduceLROnPlateau: lower bound on lr",
+           [](Config& c) -> auto& { return c.train.plateau.min_lr; }, 0.0, false),
+      Real("train.plateau.eps", "ReduceLROnPlateau: smaller lr changes are ignored",
+           [](Config& c) -> auto& { return c.train.plateau.eps; }, 0.0, false, kInf),
+
+      Text("output.dir", "run directory (config.yaml, metrics.jsonl, logs/, model.pt)",
+           [](Config& c) -> auto& { return c.output.dir; }),
+
+      Threads(),
+      Choice("runtime.backend", "gradient all-reduce: auto = nccl for CUDA, mpi for CPU",
+             [](Config& c) -> auto& { return c.runtime.backend; }, {"auto", "mpi", "nccl"}),
+  };
+}
+
+}  // namespace
+
+const std::vector<ConfigKey>& ConfigKeys() {
+  static const std::vector<ConfigKey> keys = BuildKeys();
+  return keys;
+}
+
+}  // namespace ct

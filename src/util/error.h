@@ -1,0 +1,53 @@
+// Typed errors and the process identity that every error message carries.
+//
+// Every failure a user can cause or meet is thrown as a ct::Error subclass. The fatal path in
+// main() catches it once, logs it with the rank and host, and ends every rank. The exit code
+// tells scripts (and the sbatch requeue logic) what kind of failure it was; README lists them.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace ct {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,    // internal or unexpected error
+  kExitUsage = 2,      // bad command line or config
+  kExitData = 3,       // missing or malformed dataset file
+  kExitComm = 4,       // MPI / NCCL / CUDA failure
+};
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what, int exit_code = kExitFailure)
+      : std::runtime_error(what), exit_code_(exit_code) {}
+  int ExitCode() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+class ConfigError : public Error {
+ public:
+  explicit ConfigError(const std::string& what) : Error(what, kExitUsage) {}
+};
+
+class DataError : public Error {
+ public:
+  explicit DataError(const std::string& what) : Error(what, kExitData) {}
+};
+
+class CommError : public Error {
+ public:
+  explicit CommError(const std::string& what) : Error(what, kExitComm) {}
+};
+
+// "rank 3 on node17": set once MPI knows who we are; used by the check macros.
+void SetProcessIdentity(int rank, const std::string& host);
+const std::string& ProcessIdentity();
+
+// "src/comm/x.cpp:42 (rank 3 on node17)": where a library call failed.
+std::string Where(const char* file, int line);
+
+}  // namespace ct

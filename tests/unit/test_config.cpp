@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "util/config.h"
+#include "util/error.h"
+
+namespace ct {
+namespace {
+
+std::string WriteTemp(const std::string& text) {
+  static int counter = 0;
+  std::string path = testing::TempDir() + "ct_config_" + std::to_string(counter++) + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The message of the ConfigError that `fn` throws ("" if it throws none).
+template <class Fn>
+std::string ErrorOf(Fn fn) {
+  try {
+    fn();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Config, DefaultsMatchTheSeedsSchedulerSettings) {
+  Config c = LoadConfig("", {});
+  EXPECT_EQ(c.train.plateau.mode, "min");
+  EXPECT_DOUBLE_EQ(c.train.plateau.factor, 0.2);
+  EXPECT_EQ(c.train.plateau.patience, 4);
+  EXPECT_DOUBLE_EQ(c.train.plateau.threshold, 1e-4);
+  EXPECT_EQ(c.train.plateau.threshold_mode, "rel");
+  EXPECT_EQ(c.model.hidden, (std::vector<int64_t>{512, 256}));
+  EXPECT_EQ(c.model.latent, 16);
+  EXPECT_EQ(c.runtime.threads, 0);
+}
+
+TEST(Config, ReadsNestedYaml) {
+  Config c = LoadConfig(WriteTemp("data:\n  train: a.h5\n  val: b.h5\nmodel:\n  hidden: [64, 32]\n"
+                                  "train:\n  lr: 3.0e-4\n  epochs: 7\n  plateau:\n    patience: 2\n"
+                                  "runtime:\n  threads: 3\n"),
+                        {});
+  EXPECT_EQ(c.data.train, "a.h5");
+  EXPECT_EQ(c.model.hidden, (std::vector<int64_t>{64, 32}));
+  EXPECT_DOUBLE_EQ(c.train.lr, 3e-4);
+  EXPECT_EQ(c.train.epochs, 7);
+  EXPECT_EQ(c.train.plateau.patience, 2);
+  EXPECT_EQ(c.runtime.threads, 3);
+}
+
+TEST(Config, OverridesApplyAfterTheFileInOrder) {
+  std::string path = WriteTemp("train:\n  epochs: 7\n");
+  Config c = LoadConfig(path, {"train.epochs=3", "model.hidden=[8,4,2]", "train.epochs=5", "runtime.threads=auto"});
+  EXPECT_EQ(c.train.epochs, 5);
+  EXPECT_EQ(c.model.hidden, (std::vector<int64_t>{8, 4, 2}));
+  EXPECT_EQ(c.runtime.threads, 0);
+}
+
+TEST(Config, UnknownKeyNamesKeyLineAndSuggestion) {
+  std::string path = WriteTemp("train:\n  epochs: 3\n  lrr: 0.1\n");
+  std::string msg = ErrorOf([&] { LoadConfig(path, {}); });
+  EXPECT_NE(msg.find("'train.lrr'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(path + ":3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("did you mean 'train.lr'"), std::string::npos) << msg;
+  msg = ErrorOf([&] { LoadConfig("", {"trian.epochs=3"}); });
+  EXPECT_NE(msg.find("'trian.epochs'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--set"), std::string::npos) << msg;
+}
+
+TEST(Config, WrongTypeAndRangeNameTheKey) {
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"train.lr=fast"}); }).find("'train.lr'"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"train.lr=0"}); }).find("must be a number > 0"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"train.epochs=2.5"}); }).find("expected an integer"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"train.batch_size=0"}); }).find("'train.batch_size'"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"train.lr_scaling=cubic"}); }).find("linear | sqrt | none"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"model.hidden=[]"}); }).find("non-empty list"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"runtime.threads=0"}); }).find("auto or >= 1"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"train.plateau.factor=1.5"}); }).find("train.plateau.factor"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"train.epochs"}); }).find("section.key=value"), std::string::npos);
+}
+
+TEST(Config, BadYamlAndMissingFileAreClear) {
+  std::string msg = ErrorOf([] { LoadConfig(WriteTemp("train: [unclosed\n"), {}); });
+  EXPECT_NE(msg.find("invalid YAML"), std::string::npos) << msg;
+  msg = ErrorOf([] { LoadConfig("/nonexistent/x.yaml", {}); });
+  EXPECT_NE(msg.find("cannot read config file"), std::string::npos) << msg;
+  msg = ErrorOf([] { LoadConfig(WriteTemp("train: 3\n"), {}); });
+  EXPECT_NE(msg.find("'train'"), std::string::npos) << msg;
+}
+
+TEST(Config, InputFilesMustExist) {
+  Config c = LoadConfig("", {"data.train=/nonexistent/train.h5", "data.val=/nonexistent/val.h5"});
+  std::string msg = ErrorOf([&] { CheckInputFiles(c); });
+  EXPECT_NE(msg.find("data.train"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("make-data"), std::string::npos) << msg;
+  Config unset = LoadConfig("", {});
+  EXPECT_NE(ErrorOf([&] { CheckInputFiles(unset); }).find("is not set"), std::string::npos);
+}
+
+TEST(Config, ResolvedYamlLoadsBackToTheSameConfig) {
+  Config original = LoadConfig("", {"data.train=x.h5", "model.hidden=[7,5]", "train.lr=0.0025",
+                                    "train.plateau.threshold_mode=abs", "runtime.threads=4"});
+  Config again = LoadConfig(WriteTemp(ConfigToYaml(original)), {});
+  EXPECT_EQ(ConfigToYaml(again), ConfigToYaml(original));
+  EXPECT_EQ(again.model.hidden, original.model.hidden);
+  EXPECT_DOUBLE_EQ(again.train.lr, 0.0025);
+  EXPECT_EQ(again.train.plateau.threshold_mode, "abs");
+  EXPECT_EQ(again.runtime.threads, 4);
+}
+
+TEST(Config, HelpListsEveryKey) {
+  std::string help = ConfigKeyHelp();
+  for (const char* key : {"data.train", "model.beta", "train.plateau.cooldown", "runtime.backend"}) {
+    EXPECT_NE(help.find(key), std::string::npos) << key;
+  }
+}
+
+}  // namespace
+}  // namespace ct

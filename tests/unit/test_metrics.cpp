@@ -1,0 +1,37 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cluster/thread_plan.h"
+#include "train/metrics.h"
+
+namespace ct {
+namespace {
+
+TEST(Metrics, JsonHasEveryFieldAndNoNaN) {
+  EpochRecord r;
+  r.epoch = 3;
+  r.train_loss = 0.5;
+  r.val_loss = std::nan("");
+  const std::string json = ToJson(r);
+  for (const char* field : {"epoch", "global_step", "train_loss", "train_mse", "train_kl", "val_loss", "val_mse",
+                            "val_kl", "lr", "global_batch", "world_size", "samples_per_s", "train_seconds",
+                            "val_seconds", "epoch_seconds"}) {
+    EXPECT_NE(json.find(std::string("\"") + field + "\":"), std::string::npos) << field;
+  }
+  EXPECT_NE(json.find("\"val_loss\":null"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"epoch\":3"), std::string::npos) << json;
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_EQ(json.back(), '}');
+}
+
+TEST(ThreadPlan, BoundRanksUseTheirCoresUnboundRanksShareTheNode) {
+  EXPECT_EQ(AutoThreads(1, 2, 2, /*bound=*/true), 1);
+  EXPECT_EQ(AutoThreads(2, 2, 1, /*bound=*/false), 2);  // the 1-thread LibTorch default is not kept
+  EXPECT_EQ(AutoThreads(64, 64, 8, /*bound=*/false), 8);
+  EXPECT_EQ(AutoThreads(16, 64, 8, /*bound=*/true), 16);
+  EXPECT_EQ(AutoThreads(4, 4, 8, /*bound=*/false), 1);  // oversubscribed: at least one
+}
+
+}  // namespace
+}  // namespace ct

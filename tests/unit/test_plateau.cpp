@@ -1,0 +1,62 @@
+// The C++ ReduceLROnPlateau must reproduce PyTorch's own, trace for trace, bit for bit.
+// Traces: tests/data/plateau_traces.txt, written by tests/data/make_plateau_traces.py.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "train/plateau.h"
+
+namespace ct {
+namespace {
+
+std::string Unquote(const std::string& s) { return s.size() >= 2 && s.front() == '\'' ? s.substr(1, s.size() - 2) : s; }
+
+std::vector<double> Numbers(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<double> values;
+  for (std::string token; in >> token;) values.push_back(std::stod(token));
+  return values;
+}
+
+TEST(Plateau, ReproducesEveryPyTorchTrace) {
+  std::ifstream in(CT_TEST_DATA_DIR "/plateau_traces.txt");
+  ASSERT_TRUE(in) << "missing " CT_TEST_DATA_DIR "/plateau_traces.txt";
+  int traces = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto bar1 = line.find('|');
+    const auto bar2 = line.find('|', bar1 + 1);
+    std::istringstream head(line.substr(0, bar1));
+    std::string mode, threshold_mode;
+    PlateauConfig config;
+    double initial_lr = 0;
+    head >> mode >> threshold_mode >> config.factor >> config.patience >> config.threshold >> config.cooldown >>
+        config.min_lr >> config.eps >> initial_lr;
+    config.mode = Unquote(mode);
+    config.threshold_mode = Unquote(threshold_mode);
+    const std::vector<double> metrics = Numbers(line.substr(bar1 + 1, bar2 - bar1 - 1));
+    const std::vector<double> expected = Numbers(line.substr(bar2 + 1));
+    ASSERT_EQ(metrics.size(), expected.size());
+    PlateauScheduler scheduler(config, initial_lr);
+    for (size_t i = 0; i < metrics.size(); ++i) {
+      scheduler.Step(metrics[i]);
+      ASSERT_EQ(scheduler.Lr(), expected[i]) << "trace: " << line << "\nstep " << i;
+    }
+    ++traces;
+  }
+  EXPECT_GT(traces, 1000);
+}
+
+TEST(Plateau, DropsOnThePatiencePlusFirstBadEpoch) {
+  PlateauConfig config;  // min, factor 0.2, patience 4, threshold 1e-4 rel
+  PlateauScheduler s(config, 1.0);
+  EXPECT_FALSE(s.Step(1.0));  // first value is an improvement over +inf
+  for (int bad = 1; bad <= 4; ++bad) EXPECT_FALSE(s.Step(1.0)) << bad;  // ties are bad epochs
+  EXPECT_TRUE(s.Step(1.0));
+  EXPECT_DOUBLE_EQ(s.Lr(), 0.2);
+  EXPECT_EQ(s.BadEpochs(), 0);
+}
+
+}  // namespace
+}  // namespace ct
