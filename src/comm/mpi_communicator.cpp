@@ -50,8 +50,8 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
 
 void MpiCommunicator::AllReduceSum(at::Tensor& tensor) {
   CheckTensor(tensor, "all-reduce");
+  const MPI_Datatype type = MpiType(tensor);  // validated on one rank too, not only at scale
   if (size_ == 1) return;
-  const MPI_Datatype type = MpiType(tensor);
   InPieces(tensor, [&](void* data, int count) {
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, count, type, MPI_SUM, comm_));
   });
@@ -64,8 +64,8 @@ void MpiCommunicator::AllReduceAverage(at::Tensor& tensor) {
 
 void MpiCommunicator::Broadcast(at::Tensor& tensor, int root) {
   CheckTensor(tensor, "broadcast");
-  if (size_ == 1) return;
   const MPI_Datatype type = MpiType(tensor);
+  if (size_ == 1) return;
   InPieces(tensor, [&](void* data, int count) { MPI_CHECK(MPI_Bcast(data, count, type, root, comm_)); });
 }
 

@@ -154,18 +154,29 @@ Config LoadConfig(const std::string& path, const std::vector<std::string>& overr
 }
 
 std::string ConfigToYaml(const Config& config) {
-  // Rebuild the nesting from the dotted key names, in table order.
-  YAML::Node root;
+  // Keys of a section are adjacent in the table, so the nesting can be emitted in one pass:
+  // close the sections the next key leaves, open the ones it enters.
+  YAML::Emitter out;
+  out.SetDoublePrecision(15);  // 0.2, not 0.20000000000000001
+  out << YAML::BeginMap;
+  std::vector<std::string> open;
   for (const auto& key : ConfigKeys()) {
     std::vector<std::string> parts;
     std::stringstream stream(key.name);
     for (std::string part; std::getline(stream, part, '.');) parts.push_back(part);
-    std::vector<YAML::Node> chain{root};
-    for (size_t i = 0; i + 1 < parts.size(); ++i) chain.push_back(chain.back()[parts[i]]);
-    chain.back()[parts.back()] = key.get(config);
+    const std::vector<std::string> sections(parts.begin(), parts.end() - 1);
+    size_t common = 0;
+    while (common < open.size() && common < sections.size() && open[common] == sections[common]) ++common;
+    for (size_t i = open.size(); i > common; --i) out << YAML::EndMap;
+    for (size_t i = common; i < sections.size(); ++i) out << YAML::Key << sections[i] << YAML::Value << YAML::BeginMap;
+    open = sections;
+    out << YAML::Key << parts.back() << YAML::Value;
+    const YAML::Node value = key.get(config);
+    if (value.IsSequence()) out << YAML::Flow;
+    out << value;
   }
-  YAML::Emitter out;
-  out << root;
+  for (size_t i = 0; i < open.size(); ++i) out << YAML::EndMap;
+  out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
 

@@ -53,7 +53,9 @@ TEST(Sharding, EpochOrdersAreDisjointAcrossRanksAndChangeEachEpoch) {
         for (int64_t i = 0; i < slice.Size(); ++i) ASSERT_EQ(sorted[i], i);  // a permutation
         for (int64_t local : order) EXPECT_TRUE(seen.insert(slice.begin + local).second);
         if (r == 0 && epoch == 0) epoch0_rank0 = order;
-        if (r == 0 && epoch > 0) EXPECT_NE(order, epoch0_rank0);
+        if (r == 0 && epoch > 0) {
+          EXPECT_NE(order, epoch0_rank0);
+        }
       }
       EXPECT_EQ(static_cast<int64_t>(seen.size()), rows);  // union = every row
     }

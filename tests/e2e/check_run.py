@@ -1,0 +1,63 @@
+"""Checks a clustertrain run directory the way a Python user reads it."""
+import argparse
+import json
+import math
+import sys
+
+import torch
+
+FIELDS = ["epoch", "global_step", "train_loss", "train_mse", "train_kl", "val_loss", "val_mse", "val_kl", "lr",
+          "global_batch", "world_size", "samples_per_s", "train_seconds", "val_seconds", "epoch_seconds"]
+
+
+def vae_mlp(length, hidden, latent):
+    """The Python module that clustertrain's vae_mlp mirrors, name for name."""
+    enc, width = [], length
+    for h in hidden:
+        enc += [torch.nn.Linear(width, h), torch.nn.ReLU()]
+        width = h
+    enc.append(torch.nn.Linear(width, 2 * latent))
+    dec, width = [], latent
+    for h in reversed(hidden):
+        dec += [torch.nn.Linear(width, h), torch.nn.ReLU()]
+        width = h
+    dec.append(torch.nn.Linear(width, length))
+    model = torch.nn.Module()
+    model.encoder = torch.nn.Sequential(*enc)
+    model.decoder = torch.nn.Sequential(*dec)
+    return model
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("run")
+    ap.add_argument("--epochs", type=int, required=True)
+    ap.add_argument("--length", type=int, required=True)
+    ap.add_argument("--hidden", type=int, nargs="+", required=True)
+    ap.add_argument("--latent", type=int, required=True)
+    ap.add_argument("--world-size", type=int, required=True)
+    a = ap.parse_args()
+
+    rows = [json.loads(line) for line in open(a.run + "/metrics.jsonl")]
+    assert len(rows) == a.epochs, f"{len(rows)} metrics rows, expected {a.epochs}"
+    for row in rows:
+        missing = [f for f in FIELDS if f not in row]
+        assert not missing, f"metrics.jsonl lacks {missing}"
+        assert all(row[f] is not None and math.isfinite(row[f]) for f in FIELDS), row
+        assert row["world_size"] == a.world_size, row
+    assert [r["epoch"] for r in rows] == list(range(1, a.epochs + 1))
+    val = [r["val_loss"] for r in rows]
+    assert val[-1] < val[0], f"validation loss did not fall: {val}"
+    assert abs(rows[0]["val_loss"] - (rows[0]["val_mse"] + 1e-3 * rows[0]["val_kl"])) < 1e-6, rows[0]
+
+    state = torch.load(a.run + "/model.pt")
+    model = vae_mlp(a.length, a.hidden, a.latent)
+    model.load_state_dict(state, strict=True)  # same names and shapes as the Python module
+    with torch.no_grad():
+        h = model.encoder(torch.zeros(2, a.length))
+        assert h.shape == (2, 2 * a.latent)
+    print(f"ok: {len(rows)} epochs, val loss {val[0]:.5f} -> {val[-1]:.5f}, model.pt has {len(state)} tensors")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

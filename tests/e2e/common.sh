@@ -1,0 +1,38 @@
+# Shared by the end-to-end tests. Arguments: BINARY PYTHON PYTHON_OK MPIEXEC
+set -euo pipefail
+BIN=$1
+PY=$2
+PY_OK=$3
+MPIEXEC=${4:-mpiexec}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ct-e2e.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+need_python() {
+  if [[ "$PY_OK" != "TRUE" ]]; then
+    echo "skipped: needs python3 with torch, h5py and numpy (apt-get install python3-torch python3-h5py)"
+    exit 77
+  fi
+}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# tiny_data DIR ROWS: training and validation files of short waveforms.
+tiny_data() {
+  "$MPIEXEC" -n 2 "$BIN" make-data --out "$1/train.h5" -n "$2" -l 256 --seed 11 >/dev/null
+  "$BIN" make-data --out "$1/val.h5" -n 512 -l 256 --seed 12 >/dev/null
+}
+
+# expect_failure CODE PATTERN -- command...: the command exits with CODE within 120 s and
+# prints PATTERN (once, on stderr or stdout).
+expect_failure() {
+  local code=$1 pattern=$2
+  shift 3
+  local out="$WORK/out.txt" rc=0
+  timeout 120 "$@" >"$out" 2>&1 || rc=$?
+  [[ $rc -ne 124 ]] || fail "timed out (a rank hung): $*"
+  [[ $rc -eq $code ]] || { cat "$out"; fail "exit code $rc, expected $code: $*"; }
+  local hits
+  hits=$(grep -c -- "$pattern" "$out" || true)
+  [[ $hits -ge 1 ]] || { cat "$out"; fail "output lacks '$pattern': $*"; }
+  echo "ok: exit $rc, '$pattern' ($hits line(s)): ${*: -2}"
+}
