@@ -18,27 +18,49 @@ std::string Number(double value) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> RecordFields(const EpochRecord& r) {
+  return {
+      {"epoch", std::to_string(r.epoch)},
+      {"global_step", std::to_string(r.global_step)},
+      {"train_loss", Number(r.train_loss)},
+      {"train_mse", Number(r.train_mse)},
+      {"train_kl", Number(r.train_kl)},
+      {"val_loss", Number(r.val_loss)},
+      {"val_mse", Number(r.val_mse)},
+      {"val_kl", Number(r.val_kl)},
+      {"lr", Number(r.lr)},
+      {"global_batch", std::to_string(r.global_batch)},
+      {"world_size", std::to_string(r.world_size)},
+      {"samples_per_s", Number(r.samples_per_s)},
+      {"train_seconds", Number(r.train_seconds)},
+      {"val_seconds", Number(r.val_seconds)},
+      {"epoch_seconds", Number(r.epoch_seconds)},
+      {"data_seconds", Number(r.data_seconds)},
+      {"compute_seconds", Number(r.compute_seconds)},
+      {"comm_seconds", Number(r.comm_seconds)},
+  };
+}
+
 std::string ToJson(const EpochRecord& r) {
   std::string out = "{";
-  auto field = [&](const char* name, const std::string& value) {
-    out += (out.size() > 1 ? "," : "") + std::string("\"") + name + "\":" + value;
-  };
-  field("epoch", std::to_string(r.epoch));
-  field("global_step", std::to_string(r.global_step));
-  field("train_loss", Number(r.train_loss));
-  field("train_mse", Number(r.train_mse));
-  field("train_kl", Number(r.train_kl));
-  field("val_loss", Number(r.val_loss));
-  field("val_mse", Number(r.val_mse));
-  field("val_kl", Number(r.val_kl));
-  field("lr", Number(r.lr));
-  field("global_batch", std::to_string(r.global_batch));
-  field("world_size", std::to_string(r.world_size));
-  field("samples_per_s", Number(r.samples_per_s));
-  field("train_seconds", Number(r.train_seconds));
-  field("val_seconds", Number(r.val_seconds));
-  field("epoch_seconds", Number(r.epoch_seconds));
+  for (const auto& [name, value] : RecordFields(r)) out += (out.size() > 1 ? ",\"" : "\"") + name + "\":" + value;
   return out + "}";
+}
+
+std::string CsvHeader() {
+  std::string out;
+  for (const auto& field : RecordFields(EpochRecord{})) out += (out.empty() ? "" : ",") + field.first;
+  return out;
+}
+
+std::string ToCsv(const EpochRecord& r) {
+  std::string out;
+  bool first = true;
+  for (const auto& field : RecordFields(r)) {
+    out += (first ? "" : ",") + (field.second == "null" ? std::string() : field.second);
+    first = false;
+  }
+  return out;
 }
 
 std::string ConsoleLine(const EpochRecord& r, int64_t epochs) {

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ct {
 
@@ -18,7 +20,15 @@ struct EpochRecord {
   double train_seconds = 0;
   double val_seconds = 0;
   double epoch_seconds = 0;
+  // The training seconds split by where the host spent them (on CUDA, kernel launches are
+  // asynchronous: time shows up where the host waits, usually in comm).
+  double data_seconds = 0;     // building batches
+  double compute_seconds = 0;  // forward, backward, optimizer
+  double comm_seconds = 0;     // gradient all-reduce
 };
+
+// (name, JSON value) in a fixed order: the one definition of the record's fields.
+std::vector<std::pair<std::string, std::string>> RecordFields(const EpochRecord& record);
 
 // {"epoch":1,...} without a trailing newline; NaN and infinities become null.
 std::string ToJson(const EpochRecord& record);
@@ -28,5 +38,9 @@ std::string ConsoleLine(const EpochRecord& record, int64_t epochs);
 
 // Appends one line and flushes it (rank 0).
 void AppendLine(const std::string& path, const std::string& line);
+
+// metrics.csv for spreadsheets: the header line, and one record as a line (null -> empty).
+std::string CsvHeader();
+std::string ToCsv(const EpochRecord& record);
 
 }  // namespace ct

@@ -5,22 +5,25 @@
 
 namespace ct {
 
-PlateauScheduler::PlateauScheduler(const PlateauConfig& config, double initial_lr)
-    : config_(config),
-      lr_(initial_lr),
-      best_(config.mode == "min" ? std::numeric_limits<double>::infinity()
-                                 : -std::numeric_limits<double>::infinity()) {}
+namespace {
+double WorstValue(const PlateauConfig& config) {
+  return config.mode == "min" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+}
+}  // namespace
 
-bool PlateauScheduler::IsBetter(double metric) const {
-  const bool rel = config_.threshold_mode == "rel";
-  if (config_.mode == "min") {
-    return rel ? metric < best_ * (1.0 - config_.threshold) : metric < best_ - config_.threshold;
+bool IsImprovement(const PlateauConfig& config, double metric, double best) {
+  const bool rel = config.threshold_mode == "rel";
+  if (config.mode == "min") {
+    return rel ? metric < best * (1.0 - config.threshold) : metric < best - config.threshold;
   }
-  return rel ? metric > best_ * (config_.threshold + 1.0) : metric > best_ + config_.threshold;
+  return rel ? metric > best * (config.threshold + 1.0) : metric > best + config.threshold;
 }
 
+PlateauScheduler::PlateauScheduler(const PlateauConfig& config, double initial_lr)
+    : config_(config), lr_(initial_lr), best_(WorstValue(config)) {}
+
 bool PlateauScheduler::Step(double metric) {
-  if (IsBetter(metric)) {
+  if (IsImprovement(config_, metric, best_)) {
     best_ = metric;
     bad_epochs_ = 0;
   } else {
@@ -37,6 +40,19 @@ bool PlateauScheduler::Step(double metric) {
   cooldown_counter_ = config_.cooldown;
   bad_epochs_ = 0;
   return changed;
+}
+
+EarlyStopping::EarlyStopping(const PlateauConfig& config, int64_t patience)
+    : config_(config), patience_(patience), best_(WorstValue(config)) {}
+
+bool EarlyStopping::ShouldStop(double metric) {
+  if (IsImprovement(config_, metric, best_)) {
+    best_ = metric;
+    bad_epochs_ = 0;
+  } else {
+    ++bad_epochs_;
+  }
+  return patience_ > 0 && bad_epochs_ >= patience_;
 }
 
 }  // namespace ct

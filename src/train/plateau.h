@@ -18,6 +18,9 @@
 
 namespace ct {
 
+// The plateau scheduler's test: does `metric` beat `best` under mode/threshold/threshold_mode?
+bool IsImprovement(const PlateauConfig& config, double metric, double best);
+
 class PlateauScheduler {
  public:
   PlateauScheduler(const PlateauConfig& config, double initial_lr);
@@ -31,13 +34,26 @@ class PlateauScheduler {
   int64_t CooldownCounter() const { return cooldown_counter_; }
 
  private:
-  bool IsBetter(double metric) const;
-
   PlateauConfig config_;
   double lr_;
   double best_;
   int64_t bad_epochs_ = 0;
   int64_t cooldown_counter_ = 0;
+};
+
+// Early stopping: true once `patience` epochs in a row brought no improvement (same test as
+// the plateau scheduler, not reset by lr reductions). patience 0 never stops.
+class EarlyStopping {
+ public:
+  EarlyStopping(const PlateauConfig& config, int64_t patience);
+  bool ShouldStop(double metric);
+  int64_t EpochsWithoutImprovement() const { return bad_epochs_; }
+
+ private:
+  PlateauConfig config_;
+  int64_t patience_;
+  double best_;
+  int64_t bad_epochs_ = 0;
 };
 
 }  // namespace ct

@@ -20,6 +20,8 @@
 #include "train/metrics.h"
 #include "train/model_io.h"
 #include "train/plateau.h"
+#include "train/progress.h"
+#include "train/validate.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/logging.h"
@@ -66,32 +68,6 @@ void PrepareRunDirectory(const Config& config, const MpiWorld& world) {
   InitRunLogging(world.Rank(), config.output.dir);
 }
 
-// Mean (total, mse, kl) of the validation rows over all ranks, from (sum, count) so that it
-// equals the single-process mean however the rows are split.
-struct ValLoss {
-  double loss, mse, kl;
-};
-ValLoss Validate(VaeMlp& model, const ShardLoader& val, double beta, Communicator& comm, const c10::Device& device) {
-  torch::NoGradGuard no_grad;
-  model->eval();
-  constexpr int64_t kValBatch = 1024;
-  at::Tensor sums = at::zeros({3}, at::TensorOptions().dtype(at::kDouble).device(device));  // mse, kl, count
-  for (int64_t begin = 0; begin < val.Rows(); begin += kValBatch) {
-    const int64_t count = std::min(kValBatch, val.Rows() - begin);
-    Batch batch = val.Rows(begin, count);
-    PerSampleLoss loss = VaePerSampleLoss(model->forward(batch.input), batch.target);
-    sums[0] += loss.mse.sum().to(at::kDouble);
-    sums[1] += loss.kl.sum().to(at::kDouble);
-  }
-  sums[2] += static_cast<double>(val.Rows());
-  comm.AllReduceSum(sums);
-  at::Tensor host = sums.cpu();
-  model->train();
-  const double* s = host.data_ptr<double>();
-  const double n = std::max(s[2], 1.0);
-  return {(s[0] + beta * s[1]) / n, s[0] / n, s[1] / n};
-}
-
 }  // namespace
 
 void RunTraining(const Config& config, const MpiWorld& world) {
@@ -122,9 +98,11 @@ void RunTraining(const Config& config, const MpiWorld& world) {
                     std::to_string(val.RowLength()) + " (" + config.data.train + " vs " + config.data.val + ")");
   }
   const int64_t batch = config.train.batch_size;
-  const int64_t steps = StepsPerEpoch(train.TotalRows(), world.Size(), batch);
+  const int64_t accumulation = config.train.accumulation_steps;
+  const int64_t steps = StepsPerEpoch(train.TotalRows(), world.Size(), batch) / accumulation;  // optimizer steps
   if (steps == 0) {
-    throw ConfigError("train.batch_size=" + std::to_string(batch) + " is larger than a rank's share of the " +
+    throw ConfigError("train.batch_size=" + std::to_string(batch) + " x train.accumulation_steps=" +
+                      std::to_string(accumulation) + " is larger than a rank's share of the " +
                       std::to_string(train.TotalRows()) + " training rows over " + std::to_string(world.Size()) +
                       " ranks; lower train.batch_size or use fewer ranks");
   }
@@ -142,10 +120,10 @@ void RunTraining(const Config& config, const MpiWorld& world) {
   sync.BroadcastParameters();
   if (lead) spdlog::info("model: vae_mlp, {} parameters", sync.NumElements());
 
-  const LrPolicy policy = MakeLrPolicy(config.train.lr, config.train.base_batch, batch, world.Size(), 1,
+  const LrPolicy policy = MakeLrPolicy(config.train.lr, config.train.base_batch, batch, world.Size(), accumulation,
                                        config.train.lr_scaling, config.train.warmup_epochs, steps);
   if (lead) {
-    spdlog::info("lr: {}", policy.Derivation(batch, world.Size(), 1, config.train.base_batch,
+    spdlog::info("lr: {}", policy.Derivation(batch, world.Size(), accumulation, config.train.base_batch,
                                              config.train.lr_scaling, config.train.warmup_epochs));
   }
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(policy.WarmupLr(0)));
@@ -154,35 +132,56 @@ void RunTraining(const Config& config, const MpiWorld& world) {
   // Sampling noise differs per rank; everything else is shared.
   torch::manual_seed(MixSeed(static_cast<uint64_t>(config.train.seed), 0xC0FFEE, static_cast<uint64_t>(world.Rank())));
 
+  EarlyStopping early_stop(config.train.plateau, config.train.early_stop_patience);
+
   const std::string metrics_path = config.output.dir + "/metrics.jsonl";
+  const std::string csv_path = config.output.dir + "/metrics.csv";
+  if (lead) WriteFileAtomically(csv_path, CsvHeader() + "\n");
   const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device);
   int64_t global_step = 0;
+  double lr = policy.WarmupLr(0);
   for (int64_t epoch = 0; epoch < config.train.epochs; ++epoch) {
     const auto epoch_start = Clock::now();
     train.Shuffle(static_cast<uint64_t>(config.train.seed), epoch, world.Rank());
+    Progress progress(lead, config.output.progress, config.output.log_every, epoch + 1, config.train.epochs, steps,
+                      batch * accumulation * world.Size());
     // Per-step (loss, mse, kl) stay on the device: no host synchronisation inside the loop.
     at::Tensor step_losses = at::zeros({steps, 3}, float_options);
-    double lr = policy.InWarmup(global_step) ? policy.WarmupLr(global_step) : plateau.Lr();
+    double data_seconds = 0, compute_seconds = 0, comm_seconds = 0;
     for (int64_t step = 0; step < steps; ++step, ++global_step) {
       if (policy.InWarmup(global_step)) lr = policy.WarmupLr(global_step);
       SetLearningRate(optimizer, lr);
-      Batch b = train.ShuffledBatch(step, batch);  // [B, L] each
-      at::Tensor eps = at::randn({batch, config.model.latent}, float_options);
-      PerSampleLoss loss = VaePerSampleLoss(model->forward(b.input, eps), b.target);
-      at::Tensor total = VaeBatchLoss(loss, config.model.beta);
       optimizer.zero_grad();
-      total.backward();
+      // K micro-batches: gradients of loss/K accumulate locally; one all-reduce per step.
+      for (int64_t micro = 0; micro < accumulation; ++micro) {
+        auto t0 = Clock::now();
+        Batch b = train.ShuffledBatch(step * accumulation + micro, batch);  // [B, L] each
+        auto t1 = Clock::now();
+        at::Tensor eps = at::randn({batch, config.model.latent}, float_options);
+        PerSampleLoss loss = VaePerSampleLoss(model->forward(b.input, eps), b.target);
+        at::Tensor total = VaeBatchLoss(loss, config.model.beta);
+        (total / static_cast<double>(accumulation)).backward();
+        step_losses[step] += at::stack({total.detach(), loss.mse.mean().detach(), loss.kl.mean().detach()}) /
+                             static_cast<double>(accumulation);
+        data_seconds += std::chrono::duration<double>(t1 - t0).count();
+        compute_seconds += SecondsSince(t1);
+      }
+      auto t2 = Clock::now();
       sync.AverageGradients();
+      auto t3 = Clock::now();
       optimizer.step();
-      step_losses[step].copy_(at::stack({total.detach(), loss.mse.mean().detach(), loss.kl.mean().detach()}));
+      comm_seconds += std::chrono::duration<double>(t3 - t2).count();
+      compute_seconds += SecondsSince(t3);
+      progress.Step(step + 1);
     }
+    progress.Finish();
     at::Tensor train_means = step_losses.mean(/*dim=*/0);
     comm->AllReduceAverage(train_means);
     at::Tensor train_host = train_means.cpu();  // the epoch's one copy to the host
     const double train_seconds = SecondsSince(epoch_start);
 
     const auto val_start = Clock::now();
-    const ValLoss v = Validate(model, val, config.model.beta, *comm, device);
+    const ValLoss v = Validate(model, val, config.model.beta, *comm);
     const double val_seconds = SecondsSince(val_start);
 
     EpochRecord record;
@@ -198,22 +197,35 @@ void RunTraining(const Config& config, const MpiWorld& world) {
     record.lr = lr;
     record.global_batch = policy.global_batch;
     record.world_size = world.Size();
-    record.samples_per_s = static_cast<double>(steps * batch * world.Size()) / train_seconds;
+    record.samples_per_s = static_cast<double>(steps * policy.global_batch) / train_seconds;
     record.train_seconds = train_seconds;
     record.val_seconds = val_seconds;
     record.epoch_seconds = SecondsSince(epoch_start);
+    record.data_seconds = data_seconds;
+    record.compute_seconds = compute_seconds;
+    record.comm_seconds = comm_seconds;
+    if (lead) {
+      spdlog::info("{}", ConsoleLine(record, config.train.epochs));
+      AppendLine(metrics_path, ToJson(record));
+      AppendLine(csv_path, ToCsv(record));
+    }
 
     // Every rank steps the scheduler with the same all-reduced number: same decision.
+    // Warmup owns the lr until it ends; the plateau logic counts only epochs after it.
     if (!policy.InWarmup(global_step)) {
       const double before = plateau.Lr();
       if (plateau.Step(v.loss) && lead) {
         spdlog::info("ReduceLROnPlateau: val loss has not improved for {} epochs; lr {:.3e} -> {:.3e}",
                      config.train.plateau.patience + 1, before, plateau.Lr());
       }
-    }
-    if (lead) {
-      spdlog::info("{}", ConsoleLine(record, config.train.epochs));
-      AppendLine(metrics_path, ToJson(record));
+      lr = plateau.Lr();
+      if (early_stop.ShouldStop(v.loss)) {
+        if (lead) {
+          spdlog::info("early stop after epoch {}: val loss has not improved for {} epochs "
+                       "(train.early_stop_patience)", record.epoch, early_stop.EpochsWithoutImprovement());
+        }
+        break;
+      }
     }
     spdlog::debug("epoch {} done: train {} val {}", record.epoch, record.train_loss, record.val_loss);
   }

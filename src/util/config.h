@@ -45,11 +45,15 @@ struct TrainConfig {
   double warmup_epochs = 0.0;
   int64_t seed = 1234;
   std::string device = "auto";
+  int64_t accumulation_steps = 1;   // micro-batches per optimizer step
+  int64_t early_stop_patience = 0;  // 0 = never stop early
   PlateauConfig plateau;
 };
 
 struct OutputConfig {
   std::string dir = "runs/default";
+  int64_t log_every = 100;        // progress lines: one every N batches (0 = off)
+  std::string progress = "auto";  // auto | bar | lines
 };
 
 struct RuntimeConfig {

@@ -7,7 +7,8 @@ import sys
 import torch
 
 FIELDS = ["epoch", "global_step", "train_loss", "train_mse", "train_kl", "val_loss", "val_mse", "val_kl", "lr",
-          "global_batch", "world_size", "samples_per_s", "train_seconds", "val_seconds", "epoch_seconds"]
+          "global_batch", "world_size", "samples_per_s", "train_seconds", "val_seconds", "epoch_seconds",
+          "data_seconds", "compute_seconds", "comm_seconds"]
 
 
 def vae_mlp(length, hidden, latent):
@@ -46,6 +47,9 @@ def main():
         assert all(row[f] is not None and math.isfinite(row[f]) for f in FIELDS), row
         assert row["world_size"] == a.world_size, row
     assert [r["epoch"] for r in rows] == list(range(1, a.epochs + 1))
+    csv = open(a.run + "/metrics.csv").read().splitlines()
+    assert csv[0].split(",") == list(rows[0].keys()), csv[0]
+    assert len(csv) == a.epochs + 1, f"metrics.csv has {len(csv) - 1} rows"
     val = [r["val_loss"] for r in rows]
     assert val[-1] < val[0], f"validation loss did not fall: {val}"
     assert abs(rows[0]["val_loss"] - (rows[0]["val_mse"] + 1e-3 * rows[0]["val_kl"])) < 1e-6, rows[0]

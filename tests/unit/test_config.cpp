@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -11,7 +12,9 @@ namespace {
 
 std::string WriteTemp(const std::string& text) {
   static int counter = 0;
-  std::string path = testing::TempDir() + "ct_config_" + std::to_string(counter++) + ".yaml";
+  // The pid keeps parallel test processes (ctest -j) from sharing a file.
+  std::string path = testing::TempDir() + "ct_config_" + std::to_string(getpid()) + "_" +
+                     std::to_string(counter++) + ".yaml";
   std::ofstream(path) << text;
   return path;
 }

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cluster/thread_plan.h"
@@ -16,13 +17,24 @@ TEST(Metrics, JsonHasEveryFieldAndNoNaN) {
   const std::string json = ToJson(r);
   for (const char* field : {"epoch", "global_step", "train_loss", "train_mse", "train_kl", "val_loss", "val_mse",
                             "val_kl", "lr", "global_batch", "world_size", "samples_per_s", "train_seconds",
-                            "val_seconds", "epoch_seconds"}) {
+                            "val_seconds", "epoch_seconds", "data_seconds", "compute_seconds", "comm_seconds"}) {
     EXPECT_NE(json.find(std::string("\"") + field + "\":"), std::string::npos) << field;
   }
   EXPECT_NE(json.find("\"val_loss\":null"), std::string::npos) << json;
   EXPECT_NE(json.find("\"epoch\":3"), std::string::npos) << json;
   EXPECT_EQ(json.front(), '{');
   EXPECT_EQ(json.back(), '}');
+}
+
+TEST(Metrics, CsvRowsLineUpWithTheHeader) {
+  EpochRecord r;
+  r.epoch = 2;
+  r.val_loss = std::nan("");
+  const std::string header = CsvHeader(), row = ToCsv(r);
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(row.begin(), row.end(), ','));
+  EXPECT_EQ(header.rfind("epoch,global_step,train_loss", 0), 0u) << header;
+  EXPECT_EQ(row.rfind("2,0,", 0), 0u) << row;
+  EXPECT_NE(row.find(",,"), std::string::npos) << "NaN should be an empty cell: " << row;
 }
 
 TEST(ThreadPlan, BoundRanksUseTheirCoresUnboundRanksShareTheNode) {

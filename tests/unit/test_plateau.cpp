@@ -58,5 +58,17 @@ TEST(Plateau, DropsOnThePatiencePlusFirstBadEpoch) {
   EXPECT_EQ(s.BadEpochs(), 0);
 }
 
+TEST(EarlyStopping, StopsAfterPatienceEpochsWithoutImprovement) {
+  PlateauConfig config;
+  EarlyStopping stop(config, 3);
+  EXPECT_FALSE(stop.ShouldStop(1.0));
+  EXPECT_FALSE(stop.ShouldStop(0.5));    // improvement
+  EXPECT_FALSE(stop.ShouldStop(0.5));    // tie: 1
+  EXPECT_FALSE(stop.ShouldStop(0.49999));  // below the 1e-4 relative threshold: 2
+  EXPECT_TRUE(stop.ShouldStop(0.6));     // 3
+  EarlyStopping never(config, 0);
+  for (int i = 0; i < 20; ++i) EXPECT_FALSE(never.ShouldStop(1.0));
+}
+
 }  // namespace
 }  // namespace ct
