@@ -66,10 +66,14 @@ int main(int argc, char** argv) {
   std::string config_path;
   std::vector<std::string> overrides;
   bool help_config = false;
+  std::string resume;
   CLI::App* train = app.add_subcommand("train", "train a model on HDF5 data (see configs/gw_vae.yaml)");
   train->add_option("-c,--config", config_path, "YAML run configuration")->check(CLI::ExistingFile);
   train->add_option("--set", overrides, "override a config key: --set train.epochs=5 (repeatable)")
       ->type_name("KEY=VALUE");
+  train->add_option("--resume", resume,
+                    "continue from a checkpoint: auto (the newest in output.dir/checkpoints, or start fresh) or a path")
+      ->type_name("auto|PATH");
   train->add_flag("--help-config", help_config, "list every config key with its type and default, then exit");
 
   MakeDataArgs make;
@@ -106,7 +110,7 @@ int main(int argc, char** argv) {
     } catch (const ct::Error& e) {
       return ReportEarlyError(e.what(), e.ExitCode());
     }
-    return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) { ct::RunTraining(config, world); });
+    return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) { ct::RunTraining(config, world, resume); });
   }
   if (*make_data) {
     if (!make.force && std::filesystem::exists(make.out)) {

@@ -32,6 +32,13 @@ class PlateauScheduler {
   double Best() const { return best_; }
   int64_t BadEpochs() const { return bad_epochs_; }
   int64_t CooldownCounter() const { return cooldown_counter_; }
+  // For checkpoints: puts back what the getters returned.
+  void Restore(double lr, double best, int64_t bad_epochs, int64_t cooldown_counter) {
+    lr_ = lr;
+    best_ = best;
+    bad_epochs_ = bad_epochs;
+    cooldown_counter_ = cooldown_counter;
+  }
 
  private:
   PlateauConfig config_;
@@ -48,6 +55,11 @@ class EarlyStopping {
   EarlyStopping(const PlateauConfig& config, int64_t patience);
   bool ShouldStop(double metric);
   int64_t EpochsWithoutImprovement() const { return bad_epochs_; }
+  double Best() const { return best_; }
+  void Restore(double best, int64_t bad_epochs) {
+    best_ = best;
+    bad_epochs_ = bad_epochs;
+  }
 
  private:
   PlateauConfig config_;

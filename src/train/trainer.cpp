@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 
 #include "cluster/mpi_check.h"
 #include "cluster/startup_report.h"
@@ -16,6 +17,7 @@
 #include "data/sharding.h"
 #include "model/vae_loss.h"
 #include "model/vae_mlp.h"
+#include "train/checkpoint.h"
 #include "train/lr_policy.h"
 #include "train/metrics.h"
 #include "train/model_io.h"
@@ -52,8 +54,35 @@ void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
 }
 
+// Keeps the header (if any) and the first `epochs` records of a metrics file (resume).
+void KeepFirstRecords(const std::string& path, int64_t epochs, bool has_header) {
+  std::ifstream in(path);
+  std::string kept, line;
+  for (int64_t n = 0; n < epochs + (has_header ? 1 : 0) && std::getline(in, line); ++n) kept += line + "\n";
+  WriteFileAtomically(path, kept);
+}
+
+std::string ModelFingerprint(const Config& config, int64_t length) {
+  std::string hidden;
+  for (int64_t h : config.model.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
+  return config.model.kind + " length=" + std::to_string(length) + " hidden=" + hidden +
+         " latent=" + std::to_string(config.model.latent);
+}
+
+// "" when starting fresh; else the checkpoint to resume from (collective decision: the same on
+// every rank, since all read the same directory).
+std::string ResolveResume(const std::string& resume, const Config& config) {
+  if (resume.empty()) return "";
+  if (resume == "auto") return LatestCheckpoint(config.output.dir);
+  if (!std::filesystem::is_regular_file(resume)) {
+    throw ConfigError("--resume " + resume + ": no such checkpoint; use --resume auto for the newest in " +
+                      config.output.dir + "/checkpoints");
+  }
+  return resume;
+}
+
 // Rank 0 creates the run directory and writes the resolved config; others wait for it.
-void PrepareRunDirectory(const Config& config, const MpiWorld& world) {
+void PrepareRunDirectory(const Config& config, const MpiWorld& world, bool resuming) {
   if (world.Rank() == 0) {
     std::error_code ec;
     std::filesystem::create_directories(config.output.dir, ec);
@@ -62,7 +91,7 @@ void PrepareRunDirectory(const Config& config, const MpiWorld& world) {
                   "; set output.dir to a writable path");
     }
     WriteFileAtomically(config.output.dir + "/config.yaml", ConfigToYaml(config));
-    std::filesystem::remove(config.output.dir + "/metrics.jsonl", ec);
+    if (!resuming) std::filesystem::remove(config.output.dir + "/metrics.jsonl", ec);
   }
   MPI_CHECK(MPI_Barrier(world.Comm()));
   InitRunLogging(world.Rank(), config.output.dir);
@@ -70,9 +99,10 @@ void PrepareRunDirectory(const Config& config, const MpiWorld& world) {
 
 }  // namespace
 
-void RunTraining(const Config& config, const MpiWorld& world) {
+void RunTraining(const Config& config, const MpiWorld& world, const std::string& resume) {
   const auto run_start = Clock::now();
-  PrepareRunDirectory(config, world);
+  const std::string resume_path = ResolveResume(resume, config);
+  PrepareRunDirectory(config, world, !resume_path.empty());
   const bool lead = world.Rank() == 0;
   if (lead) spdlog::info("clustertrain {}: {} ranks, run directory {}", CT_VERSION, world.Size(), config.output.dir);
 
@@ -129,20 +159,72 @@ void RunTraining(const Config& config, const MpiWorld& world) {
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(policy.WarmupLr(0)));
   // The plateau scheduler takes over from the scaled lr once warmup has ended.
   PlateauScheduler plateau(config.train.plateau, policy.scaled_lr);
-  // Sampling noise differs per rank; everything else is shared.
-  torch::manual_seed(MixSeed(static_cast<uint64_t>(config.train.seed), 0xC0FFEE, static_cast<uint64_t>(world.Rank())));
-
   EarlyStopping early_stop(config.train.plateau, config.train.early_stop_patience);
 
   const std::string metrics_path = config.output.dir + "/metrics.jsonl";
   const std::string csv_path = config.output.dir + "/metrics.csv";
-  if (lead) WriteFileAtomically(csv_path, CsvHeader() + "\n");
-  const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device);
+  const std::string fingerprint = ModelFingerprint(config, train.RowLength());
+  int64_t start_epoch = 0;
   int64_t global_step = 0;
   double lr = policy.WarmupLr(0);
-  for (int64_t epoch = 0; epoch < config.train.epochs; ++epoch) {
+  if (!resume_path.empty()) {
+    TrainingState s = LoadCheckpoint(resume_path, *model, optimizer, device);
+    if (s.model_fingerprint != fingerprint) {
+      throw ConfigError("checkpoint '" + resume_path + "' holds a " + s.model_fingerprint + " model, but the config "
+                        "asks for " + fingerprint + "; resume with the same model settings or start a new output.dir");
+    }
+    start_epoch = s.epoch;
+    global_step = s.global_step;
+    double scale = 1.0;
+    if (s.global_batch != policy.global_batch) {
+      // Another world size: the lr follows the new global batch by the same rule.
+      scale = policy.scaled_lr / MakeLrPolicy(config.train.lr, config.train.base_batch, s.global_batch, 1, 1,
+                                             config.train.lr_scaling, 0, 1).scaled_lr;
+      if (lead) {
+        spdlog::warn("resuming a {}-rank run (global batch {}) on {} ranks (global batch {}): lr x {:.4g}",
+                     s.world_size, s.global_batch, world.Size(), policy.global_batch, scale);
+      }
+    }
+    lr = policy.InWarmup(global_step) ? policy.WarmupLr(global_step) : s.lr * scale;
+    plateau.Restore(s.plateau_lr * scale, s.plateau_best, s.plateau_bad_epochs, s.plateau_cooldown);
+    early_stop.Restore(s.early_best, s.early_bad_epochs);
+    if (lead) {
+      spdlog::info("resumed from {}: epoch {} done, step {}, lr {:.3e}", resume_path, s.epoch, s.global_step, lr);
+      KeepFirstRecords(metrics_path, s.epoch, /*has_header=*/false);
+      KeepFirstRecords(csv_path, s.epoch, /*has_header=*/true);
+    }
+  } else if (resume == "auto" && lead) {
+    spdlog::info("--resume auto: no checkpoint in {}/checkpoints; starting from scratch", config.output.dir);
+  }
+  if (lead && resume_path.empty()) WriteFileAtomically(csv_path, CsvHeader() + "\n");
+  const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device);
+
+  auto save_checkpoint = [&](int64_t epochs_done) {
+    if (!lead) return;
+    TrainingState s;
+    s.epoch = epochs_done;
+    s.global_step = global_step;
+    s.lr = lr;
+    s.plateau_lr = plateau.Lr();
+    s.plateau_best = plateau.Best();
+    s.plateau_bad_epochs = plateau.BadEpochs();
+    s.plateau_cooldown = plateau.CooldownCounter();
+    s.early_best = early_stop.Best();
+    s.early_bad_epochs = early_stop.EpochsWithoutImprovement();
+    s.world_size = world.Size();
+    s.global_batch = policy.global_batch;
+    s.model_fingerprint = fingerprint;
+    s.config_yaml = ConfigToYaml(config);
+    SaveCheckpoint(CheckpointPath(config.output.dir, epochs_done), *model, optimizer, s);
+    PruneCheckpoints(config.output.dir, config.output.keep);
+  };
+
+  for (int64_t epoch = start_epoch; epoch < config.train.epochs; ++epoch) {
     const auto epoch_start = Clock::now();
     train.Shuffle(static_cast<uint64_t>(config.train.seed), epoch, world.Rank());
+    // Sampling noise: per rank and per epoch, so that a resumed run draws the same noise.
+    torch::manual_seed(MixSeed(static_cast<uint64_t>(config.train.seed), 0xC0FFEE + static_cast<uint64_t>(epoch),
+                               static_cast<uint64_t>(world.Rank())));
     Progress progress(lead, config.output.progress, config.output.log_every, epoch + 1, config.train.epochs, steps,
                       batch * accumulation * world.Size());
     // Per-step (loss, mse, kl) stay on the device: no host synchronisation inside the loop.
@@ -224,9 +306,12 @@ void RunTraining(const Config& config, const MpiWorld& world) {
           spdlog::info("early stop after epoch {}: val loss has not improved for {} epochs "
                        "(train.early_stop_patience)", record.epoch, early_stop.EpochsWithoutImprovement());
         }
+        save_checkpoint(record.epoch);
         break;
       }
     }
+    const int64_t every = config.output.checkpoint_every;
+    if ((every > 0 && record.epoch % every == 0) || record.epoch == config.train.epochs) save_checkpoint(record.epoch);
     spdlog::debug("epoch {} done: train {} val {}", record.epoch, record.train_loss, record.val_loss);
   }
 

@@ -7,6 +7,7 @@
 namespace ct {
 
 // Collective over the world. Throws ct::Error on any failure.
-void RunTraining(const Config& config, const MpiWorld& world);
+// resume: "" (start fresh), "auto" (the newest checkpoint in output.dir, if any) or a path.
+void RunTraining(const Config& config, const MpiWorld& world, const std::string& resume = "");
 
 }  // namespace ct

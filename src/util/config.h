@@ -54,6 +54,8 @@ struct OutputConfig {
   std::string dir = "runs/default";
   int64_t log_every = 100;        // progress lines: one every N batches (0 = off)
   std::string progress = "auto";  // auto | bar | lines
+  int64_t checkpoint_every = 1;   // epochs between checkpoints (0: only at the end)
+  int64_t keep = 3;               // checkpoints kept
 };
 
 struct RuntimeConfig {

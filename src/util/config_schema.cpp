@@ -207,6 +207,10 @@ std::vector<ConfigKey> BuildKeys() {
       Choice("output.progress",
              "bar: redrawn in place; lines: plain lines for logs; auto: bar on a terminal outside mpirun",
              [](Config& c) -> auto& { return c.output.progress; }, {"auto", "bar", "lines"}),
+      Integer("output.checkpoint_every", "epochs between checkpoints; 0 = only at the end",
+              [](Config& c) -> auto& { return c.output.checkpoint_every; }, 0),
+      Integer("output.keep", "newest checkpoints kept in output.dir/checkpoints",
+              [](Config& c) -> auto& { return c.output.keep; }, 1),
 
       Threads(),
       Choice("runtime.backend", "gradient all-reduce: auto = nccl for CUDA, mpi for CPU",

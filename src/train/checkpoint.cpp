@@ -1,0 +1,125 @@
+#include "train/checkpoint.h"
+
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <vector>
+
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace ct {
+namespace {
+
+constexpr const char* kFormat = "clustertrain-checkpoint-1";
+
+std::vector<fs::path> Checkpoints(const std::string& run_dir) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(run_dir) / "checkpoints", ec)) {
+    const std::string name = entry.path().filename().string();
+    // epoch-NNNNNN.pt; a .pt.tmp is an interrupted write and never counts.
+    if (name.rfind("epoch-", 0) == 0 && entry.path().extension() == ".pt") found.push_back(entry.path());
+  }
+  std::sort(found.begin(), found.end());  // zero-padded epochs sort by name
+  return found;
+}
+
+template <class T>
+void Put(torch::serialize::OutputArchive& archive, const char* key, T value) {
+  archive.write(key, c10::IValue(value));
+}
+
+c10::IValue Get(torch::serialize::InputArchive& archive, const char* key, const std::string& path) {
+  c10::IValue value;
+  if (!archive.try_read(key, value)) {
+    throw Error("checkpoint '" + path + "' lacks '" + key + "': not a clustertrain checkpoint, or from another version");
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string CheckpointPath(const std::string& run_dir, int64_t epoch) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "epoch-%06lld.pt", static_cast<long long>(epoch));
+  return (fs::path(run_dir) / "checkpoints" / name).string();
+}
+
+void SaveCheckpoint(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
+                    const TrainingState& s) {
+  torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
+  model.save(model_archive);
+  optimizer.save(optimizer_archive);
+  archive.write("model", model_archive);
+  archive.write("optimizer", optimizer_archive);
+  Put(archive, "format", std::string(kFormat));
+  Put(archive, "epoch", s.epoch);
+  Put(archive, "global_step", s.global_step);
+  Put(archive, "lr", s.lr);
+  Put(archive, "plateau_lr", s.plateau_lr);
+  Put(archive, "plateau_best", s.plateau_best);
+  Put(archive, "plateau_bad_epochs", s.plateau_bad_epochs);
+  Put(archive, "plateau_cooldown", s.plateau_cooldown);
+  Put(archive, "early_best", s.early_best);
+  Put(archive, "early_bad_epochs", s.early_bad_epochs);
+  Put(archive, "world_size", s.world_size);
+  Put(archive, "global_batch", s.global_batch);
+  Put(archive, "model_fingerprint", s.model_fingerprint);
+  Put(archive, "config_yaml", s.config_yaml);
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  fs::create_directories(fs::path(path).parent_path());
+  WriteFileAtomically(path, bytes.str());
+}
+
+TrainingState LoadCheckpoint(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                             const c10::Device& device) {
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path, device);
+  } catch (const c10::Error& e) {
+    throw Error("cannot read checkpoint '" + path + "': " + e.what_without_backtrace());
+  }
+  if (Get(archive, "format", path).toStringRef() != kFormat) {
+    throw Error("'" + path + "' is a checkpoint of another format version");
+  }
+  TrainingState s;
+  s.model_fingerprint = Get(archive, "model_fingerprint", path).toStringRef();
+  s.epoch = Get(archive, "epoch", path).toInt();
+  s.global_step = Get(archive, "global_step", path).toInt();
+  s.lr = Get(archive, "lr", path).toDouble();
+  s.plateau_lr = Get(archive, "plateau_lr", path).toDouble();
+  s.plateau_best = Get(archive, "plateau_best", path).toDouble();
+  s.plateau_bad_epochs = Get(archive, "plateau_bad_epochs", path).toInt();
+  s.plateau_cooldown = Get(archive, "plateau_cooldown", path).toInt();
+  s.early_best = Get(archive, "early_best", path).toDouble();
+  s.early_bad_epochs = Get(archive, "early_bad_epochs", path).toInt();
+  s.world_size = Get(archive, "world_size", path).toInt();
+  s.global_batch = Get(archive, "global_batch", path).toInt();
+  s.config_yaml = Get(archive, "config_yaml", path).toStringRef();
+  torch::serialize::InputArchive model_archive, optimizer_archive;
+  archive.read("model", model_archive);
+  archive.read("optimizer", optimizer_archive);
+  model.load(model_archive);
+  optimizer.load(optimizer_archive);
+  return s;
+}
+
+std::string LatestCheckpoint(const std::string& run_dir) {
+  auto found = Checkpoints(run_dir);
+  return found.empty() ? "" : found.back().string();
+}
+
+void PruneCheckpoints(const std::string& run_dir, int64_t keep) {
+  auto found = Checkpoints(run_dir);
+  for (size_t i = 0; i + static_cast<size_t>(keep) < found.size(); ++i) fs::remove(found[i]);
+}
+
+}  // namespace ct

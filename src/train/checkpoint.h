@@ -1,0 +1,49 @@
+// Checkpoints at epoch boundaries: everything a resumed run needs to continue exactly as if
+// it had never stopped (on CPU with the same world size, bit for bit):
+//   model and Adam state; epoch and optimizer step; the lr and the plateau and early-stop
+//   state; world size and global batch (a resume on another world size re-derives the lr
+//   policy and says so); the resolved config and a fingerprint of the model's shape.
+// Data order and sampling noise are functions of (seed, epoch, rank), so no RNG state or
+// data position needs saving beyond the epoch number.
+//
+// Written by rank 0 as checkpoints/epoch-NNNNNN.pt via a temporary file, fsync and rename, so
+// a file with that name is always complete; the newest output.keep are kept.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+
+#include <string>
+
+namespace ct {
+
+struct TrainingState {
+  int64_t epoch = 0;  // epochs completed
+  int64_t global_step = 0;
+  double lr = 0;
+  double plateau_lr = 0, plateau_best = 0;
+  int64_t plateau_bad_epochs = 0, plateau_cooldown = 0;
+  double early_best = 0;
+  int64_t early_bad_epochs = 0;
+  int64_t world_size = 0;
+  int64_t global_batch = 0;
+  std::string model_fingerprint;
+  std::string config_yaml;
+};
+
+std::string CheckpointPath(const std::string& run_dir, int64_t epoch);
+
+void SaveCheckpoint(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
+                    const TrainingState& state);
+
+// Restores model and optimizer in place (tensors onto `device`) and returns the rest.
+TrainingState LoadCheckpoint(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                             const c10::Device& device);
+
+// The newest checkpoint in run_dir/checkpoints, or "" when there is none.
+std::string LatestCheckpoint(const std::string& run_dir);
+
+// Deletes all but the newest `keep` checkpoints.
+void PruneCheckpoints(const std::string& run_dir, int64_t keep);
+
+}  // namespace ct
