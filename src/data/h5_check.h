@@ -4,6 +4,7 @@
 
 #include <hdf5.h>
 
+#include <exception>
 #include <string>
 
 #include "util/error.h"
@@ -46,7 +47,10 @@ class H5Id {
 
   hid_t get() const { return id_; }
   void Reset() {
-    if (id_ >= 0 && close_) close_(id_);
+    // Closing a file opened with MPI-IO is collective. A rank unwinding from an error must not
+    // enter it: its peers are elsewhere, and it would wait forever instead of reaching the
+    // fatal path's MPI_Abort. Every error is fatal, so the leaked handle does not matter.
+    if (id_ >= 0 && close_ && std::uncaught_exceptions() == 0) close_(id_);
     id_ = -1;
   }
 

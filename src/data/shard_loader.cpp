@@ -19,12 +19,24 @@ ShardLoader ShardLoader::Load(const std::string& path, const std::string& input_
                     " rows but '" + target_key + "' has " + std::to_string(target_shape.Rows()) +
                     "; input and target must pair row by row");
   }
+  if (input_shape.Rows() == 0) {
+    throw DataError("'" + path + "': dataset '" + input_key + "' has no rows");
+  }
   const RowRange slice = RankSlice(input_shape.Rows(), size, rank);
   auto read = [&](const std::string& key, const RowShape& shape) {
     std::vector<int64_t> dims = shape.dims;
     dims[0] = slice.Size();
     at::Tensor host = at::empty(dims, at::kFloat);
     file.ReadRows(key, slice.begin, slice.Size(), host.data_ptr<float>());
+    // One check at load time, so that a NaN in the file is reported as such and not as a
+    // diverged loss epochs later.
+    at::Tensor bad_rows = (~at::isfinite(host)).reshape({slice.Size(), -1}).any(/*dim=*/1).nonzero();
+    if (bad_rows.numel() > 0) {
+      throw DataError("'" + path + "': dataset '" + key + "' has NaN or Inf values, first in row " +
+                      std::to_string(slice.begin + bad_rows[0][0].item<int64_t>()) + " (" +
+                      std::to_string(bad_rows.size(0)) + " bad rows among rows " + std::to_string(slice.begin) +
+                      "-" + std::to_string(slice.end - 1) + "); clean or drop those rows");
+    }
     return host.to(device);
   };
   at::Tensor input = read(input_key, input_shape);

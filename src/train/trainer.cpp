@@ -5,8 +5,11 @@
 #include <torch/utils.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+
+#include <unistd.h>
 
 #include "cluster/mpi_check.h"
 #include "cluster/startup_report.h"
@@ -115,7 +118,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
                                std::to_string(world.Size()) + "  local " + std::to_string(world.LocalRank()) +
                                "/" + std::to_string(world.LocalSize()) + "  " + device.str() + "  cpus " +
                                threads.allowed_cpus + "  threads " + std::to_string(threads.threads) + " (" +
-                               threads.reason + ")");
+                               threads.reason + ")  pid " + std::to_string(::getpid()));
 
   // Data: each rank reads its own contiguous rows.
   auto load_start = Clock::now();
@@ -260,6 +263,14 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     at::Tensor train_means = step_losses.mean(/*dim=*/0);
     comm->AllReduceAverage(train_means);
     at::Tensor train_host = train_means.cpu();  // the epoch's one copy to the host
+    // All-reduced, so every rank sees the same value and stops together.
+    if (!std::isfinite(train_host.data_ptr<float>()[0])) {
+      throw Error("the training loss became " + std::to_string(train_host.data_ptr<float>()[0]) + " in epoch " +
+                      std::to_string(epoch + 1) + "; lower train.lr (now " + std::to_string(lr) +
+                      ") or add warmup (train.warmup_epochs), and resume from the last good checkpoint with "
+                      "--resume auto",
+                  kExitNonFinite);
+    }
     const double train_seconds = SecondsSince(epoch_start);
 
     const auto val_start = Clock::now();

@@ -16,6 +16,7 @@ enum ExitCode : int {
   kExitUsage = 2,      // bad command line or config
   kExitData = 3,       // missing or malformed dataset file
   kExitComm = 4,       // MPI / NCCL / CUDA failure
+  kExitNonFinite = 5,  // the training loss became NaN or infinite
 };
 
 class Error : public std::runtime_error {

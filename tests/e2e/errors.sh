@@ -23,6 +23,26 @@ import h5py, numpy as np
 with h5py.File('$WORK/f64.h5', 'w') as f:
     f['input'] = np.zeros((256, 256)); f['target'] = np.zeros((256, 256))"
   expect_failure 3 "has dtype float64" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/f64.h5"
+  "$PY" -c "
+import h5py, numpy as np
+x = np.zeros((256, 256), np.float32); x[200, 7] = np.nan
+with h5py.File('$WORK/nan.h5', 'w') as f:
+    f['input'] = x; f['target'] = np.zeros((256, 256), np.float32)
+with h5py.File('$WORK/empty.h5', 'w') as f:
+    f['input'] = np.zeros((0, 256), np.float32); f['target'] = np.zeros((0, 256), np.float32)
+with h5py.File('$WORK/short.h5', 'w') as f:
+    f['input'] = np.zeros((256, 256), np.float32); f['target'] = np.zeros((255, 256), np.float32)"
+  expect_failure 3 "NaN or Inf values, first in row 200" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/nan.h5"
+  expect_failure 3 "has no rows" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/empty.h5"
+  expect_failure 3 "must pair row by row" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/short.h5"
 fi
+expect_failure 1 "cannot create run directory" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir=/etc/hostname/run
+# A truncated checkpoint is refused; the good run directory it sits in is left as it was.
+"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/ok" --set train.epochs=1 >/dev/null
+head -c 1000 "$WORK/ok/checkpoints/epoch-000001.pt" > "$WORK/truncated.pt"
+expect_failure 1 "cannot read checkpoint" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/ok" \
+  --set train.epochs=2 --resume "$WORK/truncated.pt"
+[[ -s "$WORK/ok/checkpoints/epoch-000001.pt" && $(wc -l < "$WORK/ok/metrics.jsonl") -eq 1 ]] \
+  || fail "a refused resume changed the earlier checkpoint or metrics"
 [[ ! -e "$WORK/run/model.pt" ]] || fail "a failed run left a model.pt"
 echo "all error cases ok"
