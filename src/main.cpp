@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "cluster/mpi_world.h"
+#include "cluster/preemption.h"
 #include "comm/communicator.h"
 #include "comm/make_communicator.h"
 #include "data/h5_info.h"
@@ -39,9 +40,14 @@ template <class Body>
 int RunWithMpi(int argc, char** argv, Body body) {
   ct::MpiWorld world(&argc, &argv);
   ct::InitConsoleLogging(world.Rank());
+  ct::InstallPreemptionHandlers();  // after MPI_Init, which may install handlers of its own
   try {
     body(world);
     return ct::kExitOk;
+  } catch (const ct::Preempted& e) {
+    // All ranks agreed to stop at the same step: a clean exit, no abort.
+    if (world.Rank() == 0) spdlog::warn("{}", e.what());
+    return e.ExitCode();
   } catch (const std::exception& e) {
     const auto* error = dynamic_cast<const ct::Error*>(&e);
     const int code = error ? error->ExitCode() : ct::kExitFailure;

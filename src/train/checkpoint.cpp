@@ -24,7 +24,7 @@ std::vector<fs::path> Checkpoints(const std::string& run_dir) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(fs::path(run_dir) / "checkpoints", ec)) {
     const std::string name = entry.path().filename().string();
-    // epoch-NNNNNN.pt; a .pt.tmp is an interrupted write and never counts.
+    // epoch-NNNNNN[.step-SSSSSS].pt; a .pt.tmp is an interrupted write and never counts.
     if (name.rfind("epoch-", 0) == 0 && entry.path().extension() == ".pt") found.push_back(entry.path());
   }
   std::sort(found.begin(), found.end());  // zero-padded epochs sort by name
@@ -46,9 +46,14 @@ c10::IValue Get(torch::serialize::InputArchive& archive, const char* key, const 
 
 }  // namespace
 
-std::string CheckpointPath(const std::string& run_dir, int64_t epoch) {
-  char name[32];
-  std::snprintf(name, sizeof(name), "epoch-%06lld.pt", static_cast<long long>(epoch));
+std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t step_in_epoch) {
+  char name[48];
+  if (step_in_epoch > 0) {
+    std::snprintf(name, sizeof(name), "epoch-%06lld.step-%06lld.pt", static_cast<long long>(epoch),
+                  static_cast<long long>(step_in_epoch));
+  } else {
+    std::snprintf(name, sizeof(name), "epoch-%06lld.pt", static_cast<long long>(epoch));
+  }
   return (fs::path(run_dir) / "checkpoints" / name).string();
 }
 
@@ -62,6 +67,8 @@ void SaveCheckpoint(const std::string& path, const torch::nn::Module& model, con
   Put(archive, "format", std::string(kFormat));
   Put(archive, "epoch", s.epoch);
   Put(archive, "global_step", s.global_step);
+  Put(archive, "step_in_epoch", s.step_in_epoch);
+  archive.write("partial_losses", s.partial_losses.defined() ? s.partial_losses.cpu() : at::zeros({0}));
   Put(archive, "lr", s.lr);
   Put(archive, "plateau_lr", s.plateau_lr);
   Put(archive, "plateau_best", s.plateau_best);
@@ -94,6 +101,8 @@ TrainingState LoadCheckpoint(const std::string& path, torch::nn::Module& model, 
   s.model_fingerprint = Get(archive, "model_fingerprint", path).toStringRef();
   s.epoch = Get(archive, "epoch", path).toInt();
   s.global_step = Get(archive, "global_step", path).toInt();
+  s.step_in_epoch = Get(archive, "step_in_epoch", path).toInt();
+  archive.read("partial_losses", s.partial_losses);
   s.lr = Get(archive, "lr", path).toDouble();
   s.plateau_lr = Get(archive, "plateau_lr", path).toDouble();
   s.plateau_best = Get(archive, "plateau_best", path).toDouble();

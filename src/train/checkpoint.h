@@ -18,7 +18,9 @@
 namespace ct {
 
 struct TrainingState {
-  int64_t epoch = 0;  // epochs completed
+  int64_t epoch = 0;          // epochs completed
+  int64_t step_in_epoch = 0;  // > 0: preempted after this many steps of epoch `epoch` + 1
+  at::Tensor partial_losses;  // [world size, steps, 3]: every rank's per-step losses of that partial epoch
   int64_t global_step = 0;
   double lr = 0;
   double plateau_lr = 0, plateau_best = 0;
@@ -31,7 +33,9 @@ struct TrainingState {
   std::string config_yaml;
 };
 
-std::string CheckpointPath(const std::string& run_dir, int64_t epoch);
+// checkpoints/epoch-NNNNNN.pt at an epoch boundary; epoch-NNNNNN.step-SSSSSS.pt when
+// preempted inside the next epoch (sorts after the first and before epoch NNNNNN+1).
+std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t step_in_epoch = 0);
 
 void SaveCheckpoint(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
                     const TrainingState& state);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cluster/mpi_check.h"
+#include "cluster/preemption.h"
 #include "cluster/startup_report.h"
 #include "cluster/thread_plan.h"
 #include "comm/gradient_sync.h"
@@ -168,6 +169,8 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   const std::string csv_path = config.output.dir + "/metrics.csv";
   const std::string fingerprint = ModelFingerprint(config, train.RowLength());
   int64_t start_epoch = 0;
+  int64_t start_step = 0;      // > 0 when resuming inside an epoch (after preemption)
+  at::Tensor resumed_losses;  // that epoch's per-step losses so far
   int64_t global_step = 0;
   double lr = policy.WarmupLr(0);
   if (!resume_path.empty()) {
@@ -177,6 +180,17 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
                         "asks for " + fingerprint + "; resume with the same model settings or start a new output.dir");
     }
     start_epoch = s.epoch;
+    start_step = s.step_in_epoch;
+    if (start_step > 0) {
+      // This rank's own partial losses; on another world size, the ranks' mean.
+      resumed_losses = s.world_size == world.Size() ? s.partial_losses[world.Rank()] : s.partial_losses.mean(0);
+      if (resumed_losses.size(0) != steps) {
+        throw ConfigError("checkpoint '" + resume_path + "' stopped inside an epoch of " +
+                          std::to_string(resumed_losses.size(0)) + " steps, but this run has " + std::to_string(steps) +
+                          " steps per epoch; resume with the same data, batch size and world size, or from an "
+                          "epoch-boundary checkpoint (epoch-NNNNNN.pt)");
+      }
+    }
     global_step = s.global_step;
     double scale = 1.0;
     if (s.global_batch != policy.global_batch) {
@@ -192,7 +206,9 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     plateau.Restore(s.plateau_lr * scale, s.plateau_best, s.plateau_bad_epochs, s.plateau_cooldown);
     early_stop.Restore(s.early_best, s.early_bad_epochs);
     if (lead) {
-      spdlog::info("resumed from {}: epoch {} done, step {}, lr {:.3e}", resume_path, s.epoch, s.global_step, lr);
+      spdlog::info("resumed from {}: epoch {} done{}, step {}, lr {:.3e}", resume_path, s.epoch,
+                   s.step_in_epoch ? " and " + std::to_string(s.step_in_epoch) + " steps of the next" : "",
+                   s.global_step, lr);
       KeepFirstRecords(metrics_path, s.epoch, /*has_header=*/false);
       KeepFirstRecords(csv_path, s.epoch, /*has_header=*/true);
     }
@@ -202,10 +218,12 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   if (lead && resume_path.empty()) WriteFileAtomically(csv_path, CsvHeader() + "\n");
   const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device);
 
-  auto save_checkpoint = [&](int64_t epochs_done) {
+  auto save_checkpoint = [&](int64_t epochs_done, int64_t step_in_epoch = 0, const at::Tensor& partial = {}) {
     if (!lead) return;
     TrainingState s;
     s.epoch = epochs_done;
+    s.step_in_epoch = step_in_epoch;
+    s.partial_losses = partial;
     s.global_step = global_step;
     s.lr = lr;
     s.plateau_lr = plateau.Lr();
@@ -218,22 +236,39 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     s.global_batch = policy.global_batch;
     s.model_fingerprint = fingerprint;
     s.config_yaml = ConfigToYaml(config);
-    SaveCheckpoint(CheckpointPath(config.output.dir, epochs_done), *model, optimizer, s);
+    SaveCheckpoint(CheckpointPath(config.output.dir, epochs_done, step_in_epoch), *model, optimizer, s);
     PruneCheckpoints(config.output.dir, config.output.keep);
   };
 
   for (int64_t epoch = start_epoch; epoch < config.train.epochs; ++epoch) {
     const auto epoch_start = Clock::now();
     train.Shuffle(static_cast<uint64_t>(config.train.seed), epoch, world.Rank());
-    // Sampling noise: per rank and per epoch, so that a resumed run draws the same noise.
-    torch::manual_seed(MixSeed(static_cast<uint64_t>(config.train.seed), 0xC0FFEE + static_cast<uint64_t>(epoch),
-                               static_cast<uint64_t>(world.Rank())));
     Progress progress(lead, config.output.progress, config.output.log_every, epoch + 1, config.train.epochs, steps,
                       batch * accumulation * world.Size());
     // Per-step (loss, mse, kl) stay on the device: no host synchronisation inside the loop.
-    at::Tensor step_losses = at::zeros({steps, 3}, float_options);
+    const bool resuming_here = epoch == start_epoch && start_step > 0;
+    at::Tensor step_losses = resuming_here ? resumed_losses.to(device) : at::zeros({steps, 3}, float_options);
     double data_seconds = 0, compute_seconds = 0, comm_seconds = 0;
-    for (int64_t step = 0; step < steps; ++step, ++global_step) {
+    for (int64_t step = resuming_here ? start_step : 0; step < steps; ++step, ++global_step) {
+      // Step boundary: stop together if any rank was signalled (one int all-reduced on the host).
+      int stop = PreemptionRequested() ? 1 : 0;
+      if (world.Size() > 1) MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, world.Comm()));
+      if (stop) {
+        // Every rank's partial per-step losses go into the checkpoint, so that the resumed
+        // epoch's train loss is exactly what it would have been.
+        at::Tensor mine = step_losses.cpu().contiguous();
+        at::Tensor all = at::empty({world.Size(), steps, 3}, at::kFloat);
+        MPI_CHECK(MPI_Gather(mine.data_ptr<float>(), static_cast<int>(mine.numel()), MPI_FLOAT, all.data_ptr<float>(),
+                             static_cast<int>(mine.numel()), MPI_FLOAT, 0, world.Comm()));
+        save_checkpoint(epoch, step, all);
+        MPI_CHECK(MPI_Barrier(world.Comm()));
+        throw Preempted("preempted by a signal in epoch " + std::to_string(epoch + 1) + " after step " +
+                        std::to_string(step) + ": checkpoint " + CheckpointPath(config.output.dir, epoch, step) +
+                        " written; exit " + std::to_string(kExitPreempted) + " asks for a requeue with --resume auto");
+      }
+      // Sampling noise: per rank and per step, so that a resumed run draws the same noise.
+      torch::manual_seed(MixSeed(static_cast<uint64_t>(config.train.seed), 0xC0FFEE + static_cast<uint64_t>(global_step),
+                                 static_cast<uint64_t>(world.Rank())));
       if (policy.InWarmup(global_step)) lr = policy.WarmupLr(global_step);
       SetLearningRate(optimizer, lr);
       optimizer.zero_grad();

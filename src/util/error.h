@@ -17,6 +17,7 @@ enum ExitCode : int {
   kExitData = 3,       // missing or malformed dataset file
   kExitComm = 4,       // MPI / NCCL / CUDA failure
   kExitNonFinite = 5,  // the training loss became NaN or infinite
+  kExitPreempted = 75, // stopped by SIGTERM/SIGUSR1 after writing a checkpoint: requeue and --resume auto
 };
 
 class Error : public std::runtime_error {
@@ -32,6 +33,12 @@ class Error : public std::runtime_error {
 class ConfigError : public Error {
  public:
   explicit ConfigError(const std::string& what) : Error(what, kExitUsage) {}
+};
+
+// Not a failure: every rank stopped at the same step and the checkpoint is written.
+class Preempted : public Error {
+ public:
+  explicit Preempted(const std::string& what) : Error(what, kExitPreempted) {}
 };
 
 class DataError : public Error {
