@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "cluster/mpi_world.h"
 #include "cluster/preemption.h"
@@ -38,10 +39,20 @@ int ReportEarlyError(const std::string& message, int code) {
 // Runs `body` with MPI up; any exception ends every rank.
 template <class Body>
 int RunWithMpi(int argc, char** argv, Body body) {
-  ct::MpiWorld world(&argc, &argv);
+  std::unique_ptr<ct::MpiWorld> world_ptr;
+  try {
+    world_ptr = std::make_unique<ct::MpiWorld>(&argc, &argv);
+  } catch (const ct::Error& e) {
+    std::fprintf(stderr, "clustertrain: error: %s\n", e.what());
+    MPI_Abort(MPI_COMM_WORLD, e.ExitCode());
+    return e.ExitCode();
+  }
+  const ct::MpiWorld& world = *world_ptr;
   ct::InitConsoleLogging(world.Rank());
   ct::InstallPreemptionHandlers();  // after MPI_Init, which may install handlers of its own
   try {
+    const std::string singleton = ct::SingletonError(world.Size(), ct::LauncherWorldSize());
+    if (!singleton.empty()) throw ct::CommError(singleton);
     body(world);
     return ct::kExitOk;
   } catch (const ct::Preempted& e) {

@@ -21,4 +21,25 @@ std::optional<int> LauncherRank() {
 
 bool IsLauncherRankZero() { return LauncherRank().value_or(0) == 0; }
 
+std::optional<int> LauncherWorldSize() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"}) {
+    if (const char* value = std::getenv(name)) {
+      try {
+        return std::stoi(value);
+      } catch (const std::exception&) {
+        continue;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::string SingletonError(int mpi_world_size, std::optional<int> launcher_world_size) {
+  if (mpi_world_size != 1 || launcher_world_size.value_or(1) <= 1) return "";
+  return "the launcher started " + std::to_string(*launcher_world_size) +
+         " processes, but MPI sees a world of 1: each process is running alone as a singleton "
+         "(and would train its own copy). Under Slurm launch with `srun --mpi=pmix` (`srun --mpi=list` "
+         "shows the plugins); with mpirun, use the mpirun of the MPI that clustertrain was built with";
+}
+
 }  // namespace ct

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 namespace ct {
 
@@ -12,5 +13,13 @@ std::optional<int> LauncherRank();
 // True for the process that should print errors found before MPI starts: rank 0, or a
 // process that no launcher started.
 bool IsLauncherRankZero();
+
+// The number of processes the launcher says it started in this job step, if it says:
+// OMPI_COMM_WORLD_SIZE (mpirun), PMI_SIZE (Hydra, some PMI), SLURM_STEP_NUM_TASKS (inside an
+// srun step; SLURM_NTASKS is not used because a batch script sees it outside any srun).
+std::optional<int> LauncherWorldSize();
+
+// "" when MPI's world size agrees with the launcher; else the error to report. Pure: unit tested.
+std::string SingletonError(int mpi_world_size, std::optional<int> launcher_world_size);
 
 }  // namespace ct

@@ -44,5 +44,7 @@ expect_failure 1 "cannot read checkpoint" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@
   --set train.epochs=2 --resume "$WORK/truncated.pt"
 [[ -s "$WORK/ok/checkpoints/epoch-000001.pt" && $(wc -l < "$WORK/ok/metrics.jsonl") -eq 1 ]] \
   || fail "a refused resume changed the earlier checkpoint or metrics"
+# srun without --mpi=pmix starts singletons: each sees a world of 1 while the step has 2 tasks.
+SLURM_STEP_NUM_TASKS=2 expect_failure 4 "MPI sees a world of 1" -- "$BIN" train "${T[@]}"
 [[ ! -e "$WORK/run/model.pt" ]] || fail "a failed run left a model.pt"
 echo "all error cases ok"

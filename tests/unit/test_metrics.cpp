@@ -5,6 +5,7 @@
 
 #include "cluster/thread_plan.h"
 #include "train/metrics.h"
+#include "util/launcher_env.h"
 
 namespace ct {
 namespace {
@@ -43,6 +44,15 @@ TEST(ThreadPlan, BoundRanksUseTheirCoresUnboundRanksShareTheNode) {
   EXPECT_EQ(AutoThreads(64, 64, 8, /*bound=*/false), 8);
   EXPECT_EQ(AutoThreads(16, 64, 8, /*bound=*/true), 16);
   EXPECT_EQ(AutoThreads(4, 4, 8, /*bound=*/false), 1);  // oversubscribed: at least one
+}
+
+TEST(LauncherEnv, SingletonsStartedByALauncherAreAnError) {
+  EXPECT_EQ(SingletonError(1, std::nullopt), "");  // a plain single process
+  EXPECT_EQ(SingletonError(1, 1), "");
+  EXPECT_EQ(SingletonError(4, 4), "");
+  const std::string message = SingletonError(1, 4);
+  EXPECT_NE(message.find("started 4 processes"), std::string::npos) << message;
+  EXPECT_NE(message.find("srun --mpi=pmix"), std::string::npos) << message;
 }
 
 }  // namespace
