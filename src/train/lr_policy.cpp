@@ -26,22 +26,21 @@ std::string LrPolicy::Derivation(int64_t batch_per_rank, int world_size, int64_t
   return out.str();
 }
 
+double ScaledLr(double base_lr, int64_t base_batch, int64_t global_batch, const std::string& scaling) {
+  const double ratio = static_cast<double>(global_batch) / static_cast<double>(base_batch);
+  if (scaling == "linear") return base_lr * ratio;
+  if (scaling == "sqrt") return base_lr * std::sqrt(ratio);
+  if (scaling == "none") return base_lr;
+  throw ConfigError("train.lr_scaling: unknown rule '" + scaling + "' (linear | sqrt | none)");
+}
+
 LrPolicy MakeLrPolicy(double base_lr, int64_t base_batch, int64_t batch_per_rank, int world_size,
                       int64_t accumulation, const std::string& scaling, double warmup_epochs,
                       int64_t steps_per_epoch) {
   LrPolicy policy;
   policy.base_lr = base_lr;
   policy.global_batch = batch_per_rank * world_size * accumulation;
-  const double ratio = static_cast<double>(policy.global_batch) / static_cast<double>(base_batch);
-  if (scaling == "linear") {
-    policy.scaled_lr = base_lr * ratio;
-  } else if (scaling == "sqrt") {
-    policy.scaled_lr = base_lr * std::sqrt(ratio);
-  } else if (scaling == "none") {
-    policy.scaled_lr = base_lr;
-  } else {
-    throw ConfigError("train.lr_scaling: unknown rule '" + scaling + "' (linear | sqrt | none)");
-  }
+  policy.scaled_lr = ScaledLr(base_lr, base_batch, policy.global_batch, scaling);
   policy.warmup_steps = static_cast<int64_t>(std::llround(warmup_epochs * static_cast<double>(steps_per_epoch)));
   return policy;
 }

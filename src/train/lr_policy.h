@@ -27,6 +27,9 @@ struct LrPolicy {
                          const std::string& scaling, double warmup_epochs) const;
 };
 
+// base_lr scaled from base_batch to global_batch by `scaling` (linear | sqrt | none).
+double ScaledLr(double base_lr, int64_t base_batch, int64_t global_batch, const std::string& scaling);
+
 LrPolicy MakeLrPolicy(double base_lr, int64_t base_batch, int64_t batch_per_rank, int world_size,
                       int64_t accumulation, const std::string& scaling, double warmup_epochs,
                       int64_t steps_per_epoch);

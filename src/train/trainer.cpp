@@ -168,6 +168,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   const std::string metrics_path = config.output.dir + "/metrics.jsonl";
   const std::string csv_path = config.output.dir + "/metrics.csv";
   const std::string fingerprint = ModelFingerprint(config, train.RowLength());
+  const std::string config_yaml = ConfigToYaml(config);
   int64_t start_epoch = 0;
   int64_t start_step = 0;      // > 0 when resuming inside an epoch (after preemption)
   at::Tensor resumed_losses;  // that epoch's per-step losses so far
@@ -195,8 +196,8 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     double scale = 1.0;
     if (s.global_batch != policy.global_batch) {
       // Another world size: the lr follows the new global batch by the same rule.
-      scale = policy.scaled_lr / MakeLrPolicy(config.train.lr, config.train.base_batch, s.global_batch, 1, 1,
-                                             config.train.lr_scaling, 0, 1).scaled_lr;
+      scale = policy.scaled_lr /
+              ScaledLr(config.train.lr, config.train.base_batch, s.global_batch, config.train.lr_scaling);
       if (lead) {
         spdlog::warn("resuming a {}-rank run (global batch {}) on {} ranks (global batch {}): lr x {:.4g}",
                      s.world_size, s.global_batch, world.Size(), policy.global_batch, scale);
@@ -235,7 +236,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     s.world_size = world.Size();
     s.global_batch = policy.global_batch;
     s.model_fingerprint = fingerprint;
-    s.config_yaml = ConfigToYaml(config);
+    s.config_yaml = config_yaml;
     SaveCheckpoint(CheckpointPath(config.output.dir, epochs_done, step_in_epoch), *model, optimizer, s);
     PruneCheckpoints(config.output.dir, config.output.keep);
   };

@@ -1,13 +1,15 @@
 #include "util/launcher_env.h"
 
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 
 namespace ct {
+namespace {
 
-std::optional<int> LauncherRank() {
-  // Open MPI's mpirun, PMIx launchers (srun --mpi=pmix), MPICH/Hydra, Slurm.
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+// The value of the first of `names` that is set to an integer.
+std::optional<int> FirstIntegerVariable(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
     if (const char* value = std::getenv(name)) {
       try {
         return std::stoi(value);
@@ -19,19 +21,17 @@ std::optional<int> LauncherRank() {
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<int> LauncherRank() {
+  // Open MPI's mpirun, PMIx launchers (srun --mpi=pmix), MPICH/Hydra, Slurm.
+  return FirstIntegerVariable({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"});
+}
+
 bool IsLauncherRankZero() { return LauncherRank().value_or(0) == 0; }
 
 std::optional<int> LauncherWorldSize() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"}) {
-    if (const char* value = std::getenv(name)) {
-      try {
-        return std::stoi(value);
-      } catch (const std::exception&) {
-        continue;
-      }
-    }
-  }
-  return std::nullopt;
+  return FirstIntegerVariable({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"});
 }
 
 std::string SingletonError(int mpi_world_size, std::optional<int> launcher_world_size) {
