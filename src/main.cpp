@@ -12,6 +12,7 @@
 
 #include "cluster/mpi_world.h"
 #include "cluster/preemption.h"
+#include "cluster/openmp_env.h"
 #include "comm/communicator.h"
 #include "comm/make_communicator.h"
 #include "data/h5_info.h"
@@ -127,6 +128,8 @@ int main(int argc, char** argv) {
     } catch (const ct::Error& e) {
       return ReportEarlyError(e.what(), e.ExitCode());
     }
+    // Before MPI and before any OpenMP thread exists; returns unless it re-executes.
+    if (config.runtime.bind == "auto") ct::ReexecWithoutOpenMpAffinity(argv);
     return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) { ct::RunTraining(config, world, resume); });
   }
   if (*make_data) {

@@ -16,10 +16,9 @@ void ThrowMpiError(int code, const char* call, const char* file, int line) {
 }
 
 MpiWorld::MpiWorld(int* argc, char*** argv) {
-  // SERIALIZED: a communication thread (issue 3) and the main thread may both call MPI, never
-  // at the same time.
-  int provided = 0;
-  MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+  // SERIALIZED: the MPI backend's communication thread and the main thread both call MPI, never
+  // at the same time (MpiCommunicator drains its thread before the main thread calls).
+  MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &thread_level_);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));

@@ -20,6 +20,9 @@ class MpiWorld {
   int LocalSize() const { return local_size_; }
   const std::string& Host() const { return host_; }
   MPI_Comm Comm() const { return MPI_COMM_WORLD; }
+  MPI_Comm LocalComm() const { return local_comm_; }  // the ranks on this node
+  // MPI's thread level: MPI_THREAD_SERIALIZED or better lets a communication thread call MPI.
+  int ThreadLevel() const { return thread_level_; }
 
   // Ends every rank of the job now (the fatal path). Never returns.
   [[noreturn]] void Abort(int exit_code) const;
@@ -29,6 +32,7 @@ class MpiWorld {
   int size_ = 1;
   int local_rank_ = 0;
   int local_size_ = 1;
+  int thread_level_ = MPI_THREAD_SINGLE;
   std::string host_;
   MPI_Comm local_comm_ = MPI_COMM_NULL;
 };

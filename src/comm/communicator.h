@@ -4,9 +4,19 @@
 
 #include <ATen/ATen.h>
 
+#include <memory>
 #include <string>
 
 namespace ct {
+
+// A collective in flight. Wait() makes its result usable by what the caller does next: the MPI
+// backend blocks until the data has arrived; the NCCL backend only makes the compute stream
+// wait for it (no host synchronisation). Wait() rethrows a failure of the operation.
+class Work {
+ public:
+  virtual ~Work() = default;
+  virtual void Wait() = 0;
+};
 
 class Communicator {
  public:
@@ -20,8 +30,15 @@ class Communicator {
   // The tensor must be contiguous and live on this backend's device type.
   virtual void AllReduceSum(at::Tensor& tensor) = 0;
   virtual void AllReduceAverage(at::Tensor& tensor) = 0;
+  // Starts AllReduceAverage and returns at once; `tensor` must not be touched until Wait().
+  // Operations start in the order they are issued, which must be the same on every rank.
+  virtual std::unique_ptr<Work> AllReduceAverageAsync(at::Tensor tensor) = 0;
   // In place: every rank's tensor <- root's tensor.
   virtual void Broadcast(at::Tensor& tensor, int root) = 0;
+  // Small values from every rank: result[r] is rank r's `tensor` (shape [Size(), ...]).
+  virtual at::Tensor AllGather(const at::Tensor& tensor) = 0;
+  // Returns when every rank has called it.
+  virtual void Barrier() = 0;
 
   // Best-effort teardown on the fatal path, so that no peer waits on this rank.
   virtual void Abort() {}

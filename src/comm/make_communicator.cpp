@@ -37,8 +37,9 @@ std::string BuiltBackends() {
 #endif
 }
 
-std::unique_ptr<Communicator> MakeCommunicator(const std::string& backend, const MpiWorld& world,
+std::unique_ptr<Communicator> MakeCommunicator(const RuntimeConfig& runtime, const MpiWorld& world,
                                                const c10::Device& device) {
+  const std::string& backend = runtime.backend;
   const std::string chosen = backend == "auto" ? (device.is_cuda() ? "nccl" : "mpi") : backend;
   if (chosen == "mpi") {
     if (device.is_cuda()) {
@@ -53,7 +54,7 @@ std::unique_ptr<Communicator> MakeCommunicator(const std::string& backend, const
     throw ConfigError("runtime.backend=nccl needs train.device=cuda; CPU tensors use runtime.backend=mpi");
   }
   if (world.Rank() == 0) spdlog::info("communication backend: nccl (requested {})", backend);
-  return std::make_unique<NcclCommunicator>(world.Comm(), device.index());
+  return std::make_unique<NcclCommunicator>(world.Comm(), device.index(), runtime.comm_timeout_s);
 #else
   throw ConfigError("runtime.backend=" + chosen + " is not built into this binary (built: " + BuiltBackends() +
                     "); rebuild with NCCL and CUDA available (CMake -DCT_WITH_NCCL=ON) or use runtime.backend=mpi");

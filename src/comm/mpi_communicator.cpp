@@ -43,13 +43,44 @@ void InPieces(const at::Tensor& tensor, Fn fn) {
 
 }  // namespace
 
+struct MpiCommunicator::Job {
+  at::Tensor tensor;
+  bool done = false;
+  std::exception_ptr error;
+};
+
+class MpiCommunicator::MpiWork : public Work {
+ public:
+  MpiWork(MpiCommunicator& owner, std::shared_ptr<Job> job) : owner_(owner), job_(std::move(job)) {}
+  void Wait() override {
+    std::unique_lock<std::mutex> lock(owner_.mutex_);
+    owner_.changed_.wait(lock, [&] { return job_->done; });
+    if (job_->error) std::rethrow_exception(job_->error);
+  }
+
+ private:
+  MpiCommunicator& owner_;
+  std::shared_ptr<Job> job_;
+};
+
 MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
   MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  int level = MPI_THREAD_SINGLE;
+  MPI_CHECK(MPI_Query_thread(&level));
+  threaded_ = level >= MPI_THREAD_SERIALIZED;
 }
 
-void MpiCommunicator::AllReduceSum(at::Tensor& tensor) {
-  CheckTensor(tensor, "all-reduce");
+MpiCommunicator::~MpiCommunicator() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void MpiCommunicator::Reduce(at::Tensor& tensor) {
   const MPI_Datatype type = MpiType(tensor);  // validated on one rank too, not only at scale
   if (size_ == 1) return;
   InPieces(tensor, [&](void* data, int count) {
@@ -57,16 +88,86 @@ void MpiCommunicator::AllReduceSum(at::Tensor& tensor) {
   });
 }
 
+void MpiCommunicator::Drain() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return queue_.empty() && running_ == 0; });
+}
+
+void MpiCommunicator::RunThread() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, nothing left
+    std::shared_ptr<Job> job = queue_.front();
+    queue_.pop_front();
+    ++running_;
+    lock.unlock();
+    try {
+      Reduce(job->tensor);
+      if (size_ > 1) job->tensor.div_(size_);
+    } catch (...) {
+      job->error = std::current_exception();
+    }
+    lock.lock();
+    job->done = true;
+    --running_;
+    changed_.notify_all();
+  }
+}
+
+void MpiCommunicator::AllReduceSum(at::Tensor& tensor) {
+  CheckTensor(tensor, "all-reduce");
+  Drain();
+  Reduce(tensor);
+}
+
 void MpiCommunicator::AllReduceAverage(at::Tensor& tensor) {
   AllReduceSum(tensor);
   if (size_ > 1) tensor.div_(size_);
+}
+
+std::unique_ptr<Work> MpiCommunicator::AllReduceAverageAsync(at::Tensor tensor) {
+  CheckTensor(tensor, "all-reduce");
+  MpiType(tensor);  // an unsupported dtype fails here, not later on the thread
+  auto job = std::make_shared<Job>();
+  job->tensor = tensor;
+  if (!threaded_ || size_ == 1) {
+    AllReduceAverage(job->tensor);
+    job->done = true;
+  } else {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!thread_.joinable()) thread_ = std::thread([this] { RunThread(); });
+    queue_.push_back(job);
+    changed_.notify_all();
+  }
+  return std::make_unique<MpiWork>(*this, std::move(job));
 }
 
 void MpiCommunicator::Broadcast(at::Tensor& tensor, int root) {
   CheckTensor(tensor, "broadcast");
   const MPI_Datatype type = MpiType(tensor);
   if (size_ == 1) return;
+  Drain();
   InPieces(tensor, [&](void* data, int count) { MPI_CHECK(MPI_Bcast(data, count, type, root, comm_)); });
+}
+
+at::Tensor MpiCommunicator::AllGather(const at::Tensor& tensor) {
+  CheckTensor(tensor, "all-gather");
+  const MPI_Datatype type = MpiType(tensor);
+  std::vector<int64_t> shape = {size_};
+  shape.insert(shape.end(), tensor.sizes().begin(), tensor.sizes().end());
+  at::Tensor all = at::empty(shape, tensor.options());
+  if (tensor.numel() > INT_MAX) throw CommError("MPI backend all-gather: for small values, got " +
+                                                std::to_string(tensor.numel()) + " elements");
+  Drain();
+  MPI_CHECK(MPI_Allgather(tensor.data_ptr(), static_cast<int>(tensor.numel()), type, all.data_ptr(),
+                          static_cast<int>(tensor.numel()), type, comm_));
+  return all;
+}
+
+void MpiCommunicator::Barrier() {
+  Drain();
+  MPI_CHECK(MPI_Barrier(comm_));
 }
 
 }  // namespace ct

@@ -4,9 +4,17 @@
 //   1. cudaSetDevice(device index) — before any NCCL call, so the communicator binds to it;
 //   2. rank 0 creates an ncclUniqueId; MPI_Bcast sends it to every rank;
 //   3. every rank calls ncclCommInitRank(world size, id, rank).
-// Operations are enqueued on the device's legacy default stream, the stream LibTorch uses
-// unless told otherwise, so they are ordered after the kernels that produced the gradients
-// without any host synchronisation.
+//
+// Every collective runs on a communication stream beside LibTorch's compute stream (its current
+// stream in a CUDA build): the communication stream waits for an event recorded on the compute
+// stream, so the collective sees the finished gradients; waiting for the result makes the
+// compute stream wait for the collective's end event. No host synchronisation either way, and
+// gradient buckets reduce while backward computes the next ones.
+//
+// A watchdog thread polls ncclCommGetAsyncError and every collective's events. A network error,
+// or a collective still running runtime.comm_timeout_s after it started (a peer died or hangs),
+// logs what happened, aborts the communicator (ncclCommAbort) and ends this process with exit
+// code 4, which makes mpirun or srun end the other ranks.
 #pragma once
 
 #include <mpi.h>
@@ -19,18 +27,21 @@ namespace ct {
 
 class NcclCommunicator : public Communicator {
  public:
-  NcclCommunicator(MPI_Comm world, int device_index);
+  NcclCommunicator(MPI_Comm world, int device_index, double timeout_seconds);
   ~NcclCommunicator() override;
   std::string Name() const override { return "nccl"; }
   int Rank() const override { return rank_; }
   int Size() const override { return size_; }
   void AllReduceSum(at::Tensor& tensor) override;
   void AllReduceAverage(at::Tensor& tensor) override;
+  std::unique_ptr<Work> AllReduceAverageAsync(at::Tensor tensor) override;
   void Broadcast(at::Tensor& tensor, int root) override;
+  at::Tensor AllGather(const at::Tensor& tensor) override;
+  void Barrier() override;
   void Abort() override;
 
  private:
-  struct State;  // keeps nccl.h out of this header
+  struct State;  // keeps nccl.h and cuda_runtime.h out of this header
   std::unique_ptr<State> state_;
   int rank_ = 0;
   int size_ = 1;

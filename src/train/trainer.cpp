@@ -13,8 +13,7 @@
 
 #include "cluster/mpi_check.h"
 #include "cluster/preemption.h"
-#include "cluster/startup_report.h"
-#include "cluster/thread_plan.h"
+#include "cluster/self_binding.h"
 #include "comm/gradient_sync.h"
 #include "comm/make_communicator.h"
 #include "data/shard_loader.h"
@@ -110,16 +109,12 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   const bool lead = world.Rank() == 0;
   if (lead) spdlog::info("clustertrain {}: {} ranks, run directory {}", CT_VERSION, world.Size(), config.output.dir);
 
-  // Threads and device, reported by every rank in rank order.
-  const ThreadPlan threads = PlanThreads(static_cast<int>(config.runtime.threads), world.LocalSize());
-  ApplyThreadPlan(threads);
+  // Device, then cores and threads (before any LibTorch thread pool starts), reported by every
+  // rank in rank order.
   const c10::Device device = ChooseDevice(config.train.device, world);
-  if (lead) spdlog::info("ranks (host, rank, local rank, device, cpus, threads):");
-  ReportInRankOrder(world, world.Host() + "  rank " + std::to_string(world.Rank()) + "/" +
-                               std::to_string(world.Size()) + "  local " + std::to_string(world.LocalRank()) +
-                               "/" + std::to_string(world.LocalSize()) + "  " + device.str() + "  cpus " +
-                               threads.allowed_cpus + "  threads " + std::to_string(threads.threads) + " (" +
-                               threads.reason + ")  pid " + std::to_string(::getpid()));
+  const int gpus = device.is_cuda() ? static_cast<int>(torch::cuda::device_count()) : 0;
+  const RankBinding binding = BindThisRank(config.runtime, world, gpus);
+  ReportBindings(world, binding, device.str());
 
   // Data: each rank reads its own contiguous rows.
   auto load_start = Clock::now();
@@ -149,10 +144,14 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   VaeMlp model(train.RowLength(), config.model.hidden, config.model.latent);
   model->to(device);
-  std::unique_ptr<Communicator> comm = MakeCommunicator(config.runtime.backend, world, device);
-  GradientSync sync(model->parameters(), *comm);
+  std::unique_ptr<Communicator> comm = MakeCommunicator(config.runtime, world, device);
+  GradientSync sync(model->parameters(), *comm, {config.runtime.bucket_mb, config.runtime.overlap});
   sync.BroadcastParameters();
-  if (lead) spdlog::info("model: vae_mlp, {} parameters", sync.NumElements());
+  if (lead) {
+    spdlog::info("model: vae_mlp, {} parameters; gradients in {} bucket(s) of <= {} MiB, {}", sync.NumElements(),
+                 sync.NumBuckets(), config.runtime.bucket_mb,
+                 config.runtime.overlap ? "reduced during backward" : "reduced after backward");
+  }
 
   const LrPolicy policy = MakeLrPolicy(config.train.lr, config.train.base_batch, batch, world.Size(), accumulation,
                                        config.train.lr_scaling, config.train.warmup_epochs, steps);
@@ -273,7 +272,8 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
       if (policy.InWarmup(global_step)) lr = policy.WarmupLr(global_step);
       SetLearningRate(optimizer, lr);
       optimizer.zero_grad();
-      // K micro-batches: gradients of loss/K accumulate locally; one all-reduce per step.
+      // K micro-batches: gradients of loss/K accumulate locally; only the last backward
+      // communicates (its buckets all-reduced as they fill when runtime.overlap is on).
       for (int64_t micro = 0; micro < accumulation; ++micro) {
         auto t0 = Clock::now();
         Batch b = train.ShuffledBatch(step * accumulation + micro, batch);  // [B, L] each
@@ -281,6 +281,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
         at::Tensor eps = at::randn({batch, config.model.latent}, float_options);
         PerSampleLoss loss = VaePerSampleLoss(model->forward(b.input, eps), b.target);
         at::Tensor total = VaeBatchLoss(loss, config.model.beta);
+        sync.PrepareBackward(/*communicate=*/micro == accumulation - 1);
         (total / static_cast<double>(accumulation)).backward();
         step_losses[step] += at::stack({total.detach(), loss.mse.mean().detach(), loss.kl.mean().detach()}) /
                              static_cast<double>(accumulation);

@@ -59,8 +59,13 @@ struct OutputConfig {
 };
 
 struct RuntimeConfig {
-  int64_t threads = 0;  // 0 = auto: the cores this rank may use
+  std::string bind = "auto";    // auto: hwloc self-binding; none: keep the launcher's binding
+  int64_t threads = 0;          // 0 = auto: the cores this rank is bound to
+  int64_t interop_threads = 0;  // 0 = auto: LibTorch's default
   std::string backend = "auto";
+  double bucket_mb = 25.0;       // gradient bucket size (PyTorch DDP's default)
+  bool overlap = true;           // all-reduce buckets during backward
+  double comm_timeout_s = 300.0; // NCCL watchdog: a collective stuck this long ends the job
 };
 
 struct Config {

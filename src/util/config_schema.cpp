@@ -122,23 +122,31 @@ ConfigKey IntegerList(std::string name, std::string help, Access<std::vector<int
   return key;
 }
 
-// runtime.threads: "auto" or a positive integer; stored as 0 for auto.
-ConfigKey Threads() {
-  ConfigKey key{"runtime.threads", "auto | integer >= 1",
-                "intra-op threads per rank; auto = the cores this rank is bound to", nullptr,
-                nullptr};
-  key.set = [](Config& c, const YAML::Node& node, const std::string& where) {
+// "auto" or a positive integer; stored as 0 for auto.
+ConfigKey AutoOrCount(std::string name, std::string help, Access<int64_t> access) {
+  ConfigKey key{name, "auto | integer >= 1", help, nullptr, nullptr};
+  key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
     if (node.IsScalar() && node.Scalar() == "auto") {
-      c.runtime.threads = 0;
+      access(c) = 0;
       return;
     }
-    auto value = Convert<int64_t>(node, "runtime.threads", where, "auto or an integer");
-    if (value < 1) Fail("runtime.threads", where, "must be auto or >= 1, got " + std::to_string(value));
-    c.runtime.threads = value;
+    auto value = Convert<int64_t>(node, name, where, "auto or an integer");
+    if (value < 1) Fail(name, where, "must be auto or >= 1, got " + std::to_string(value));
+    access(c) = value;
   };
-  key.get = [](const Config& c) {
-    return c.runtime.threads == 0 ? YAML::Node("auto") : YAML::Node(c.runtime.threads);
+  key.get = [=](const Config& c) {
+    const int64_t value = access(const_cast<Config&>(c));
+    return value == 0 ? YAML::Node("auto") : YAML::Node(value);
   };
+  return key;
+}
+
+ConfigKey Boolean(std::string name, std::string help, Access<bool> access) {
+  ConfigKey key{name, "true | false", help, nullptr, nullptr};
+  key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
+    access(c) = Convert<bool>(node, name, where, "true or false");
+  };
+  key.get = [=](const Config& c) { return YAML::Node(access(const_cast<Config&>(c))); };
   return key;
 }
 
@@ -212,9 +220,24 @@ std::vector<ConfigKey> BuildKeys() {
       Integer("output.keep", "newest checkpoints kept in output.dir/checkpoints",
               [](Config& c) -> auto& { return c.output.keep; }, 1),
 
-      Threads(),
+      Choice("runtime.bind",
+             "auto: bind this rank to the cores next to its GPU (or its share of the node) with hwloc; "
+             "none: keep the launcher's binding",
+             [](Config& c) -> auto& { return c.runtime.bind; }, {"auto", "none"}),
+      AutoOrCount("runtime.threads", "intra-op threads per rank; auto = the cores this rank is bound to",
+                  [](Config& c) -> auto& { return c.runtime.threads; }),
+      AutoOrCount("runtime.interop_threads", "inter-op threads per rank; auto = LibTorch's default",
+                  [](Config& c) -> auto& { return c.runtime.interop_threads; }),
       Choice("runtime.backend", "gradient all-reduce: auto = nccl for CUDA, mpi for CPU",
              [](Config& c) -> auto& { return c.runtime.backend; }, {"auto", "mpi", "nccl"}),
+      Real("runtime.bucket_mb", "gradient bucket size in MiB: one all-reduce per bucket",
+           [](Config& c) -> auto& { return c.runtime.bucket_mb; }, 0.0, true),
+      Boolean("runtime.overlap",
+              "all-reduce buckets while backward is still running (false: all after backward)",
+              [](Config& c) -> auto& { return c.runtime.overlap; }),
+      Real("runtime.comm_timeout_s",
+           "NCCL: a collective running longer than this aborts the job (a peer died or hangs)",
+           [](Config& c) -> auto& { return c.runtime.comm_timeout_s; }, 0.0, true),
   };
 }
 

@@ -28,6 +28,10 @@ std::optional<int> LauncherRank() {
   return FirstIntegerVariable({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"});
 }
 
+std::optional<int> LauncherLocalRank() {
+  return FirstIntegerVariable({"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"});
+}
+
 bool IsLauncherRankZero() { return LauncherRank().value_or(0) == 0; }
 
 std::optional<int> LauncherWorldSize() {

@@ -10,6 +10,10 @@ namespace ct {
 // The world rank the launcher assigned, if any launcher variable is set.
 std::optional<int> LauncherRank();
 
+// The rank among the launcher's processes on this node, if it says: OMPI_COMM_WORLD_LOCAL_RANK
+// (mpirun), SLURM_LOCALID (srun), MPI_LOCALRANKID (Hydra).
+std::optional<int> LauncherLocalRank();
+
 // True for the process that should print errors found before MPI starts: rank 0, or a
 // process that no launcher started.
 bool IsLauncherRankZero();

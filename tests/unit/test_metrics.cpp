@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cluster/thread_plan.h"
 #include "train/metrics.h"
 #include "util/launcher_env.h"
 
@@ -36,14 +35,6 @@ TEST(Metrics, CsvRowsLineUpWithTheHeader) {
   EXPECT_EQ(header.rfind("epoch,global_step,train_loss", 0), 0u) << header;
   EXPECT_EQ(row.rfind("2,0,", 0), 0u) << row;
   EXPECT_NE(row.find(",,"), std::string::npos) << "NaN should be an empty cell: " << row;
-}
-
-TEST(ThreadPlan, BoundRanksUseTheirCoresUnboundRanksShareTheNode) {
-  EXPECT_EQ(AutoThreads(1, 2, 2, /*bound=*/true), 1);
-  EXPECT_EQ(AutoThreads(2, 2, 1, /*bound=*/false), 2);  // the 1-thread LibTorch default is not kept
-  EXPECT_EQ(AutoThreads(64, 64, 8, /*bound=*/false), 8);
-  EXPECT_EQ(AutoThreads(16, 64, 8, /*bound=*/true), 16);
-  EXPECT_EQ(AutoThreads(4, 4, 8, /*bound=*/false), 1);  // oversubscribed: at least one
 }
 
 TEST(LauncherEnv, SingletonsStartedByALauncherAreAnError) {

@@ -1,0 +1,8 @@
+#include "cluster/gpu_pci.h"
+
+namespace ct {
+
+// Built without the CUDA runtime: GPU locality is unknown, so binding uses the node's cores.
+std::optional<std::string> GpuPciBusId(int /*device_index*/) { return std::nullopt; }
+
+}  // namespace ct

@@ -1,0 +1,143 @@
+#include "cluster/self_binding.h"
+
+#include <ATen/Parallel.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "cluster/cpu_plan.h"
+#include "cluster/gather_strings.h"
+#include "cluster/gpu_pci.h"
+#include "cluster/openmp_env.h"
+#include "util/launcher_env.h"
+#include "util/logging.h"
+
+namespace ct {
+namespace {
+
+// The PUs next to each local rank's GPU; an empty set where hwloc cannot place the GPU.
+std::vector<CpuSet> GpuLocality(const Topology& topology, int local_size, int gpu_count, std::string* note,
+                                int local_rank) {
+  std::vector<CpuSet> near(static_cast<size_t>(local_size));
+  if (gpu_count <= 0) return near;
+  for (int q = 0; q < local_size; ++q) {
+    const std::optional<std::string> bus_id = GpuPciBusId(q % gpu_count);
+    hwloc_obj_t pci = bus_id ? hwloc_get_pcidev_by_busidstring(topology.get(), bus_id->c_str()) : nullptr;
+    hwloc_obj_t ancestor = pci ? hwloc_get_non_io_ancestor_obj(topology.get(), pci) : nullptr;
+    if (ancestor && ancestor->cpuset) near[static_cast<size_t>(q)] = CpuSet(ancestor->cpuset);
+    if (q == local_rank) {
+      *note = "GPU " + bus_id.value_or("?") + " near cpus " +
+              (near[static_cast<size_t>(q)].Empty() ? std::string("unknown") : near[static_cast<size_t>(q)].List());
+    }
+  }
+  return near;
+}
+
+// "0-3,5" for sorted ranks.
+std::string RankRanges(const std::vector<int>& ranks) {
+  std::string text;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    text += (text.empty() ? "" : ",") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+    i = j + 1;
+  }
+  return text;
+}
+
+}  // namespace
+
+RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, int gpu_count) {
+  RankBinding binding;
+  const Topology topology = Topology::ThisMachine(/*with_pci=*/gpu_count > 0);
+  const CpuSet cgroup = topology.AllowedPus();
+  CpuSet current;
+  if (hwloc_get_cpubind(topology.get(), current.get(), HWLOC_CPUBIND_PROCESS) != 0) current = cgroup;
+  CpuSet allowed = current.And(cgroup);
+  if (allowed.Empty()) allowed = cgroup;
+  binding.allowed_cpus = allowed.List();
+
+  std::vector<CpuSet> allowed_by_rank;
+  for (const std::string& list : AllGatherStrings(world.LocalComm(), allowed.List())) {
+    allowed_by_rank.push_back(CpuSet::FromList(list));
+  }
+  const std::vector<CpuSet> gpu_near =
+      GpuLocality(topology, world.LocalSize(), gpu_count, &binding.gpu_near, world.LocalRank());
+  const CpuSet planned = PlanRankCpus(topology, world.LocalRank(), allowed_by_rank, gpu_near);
+  binding.cpus = planned.List();
+
+  CoreFacts facts;
+  facts.node_cores = topology.CountCores(topology.AllPus());
+  facts.cgroup_cores = topology.CountCores(cgroup);
+  facts.allowed_cores = topology.CountCores(allowed);
+  facts.launcher_bound = !(allowed == cgroup);
+  facts.local_size = world.LocalSize();
+  facts.planned_cores = topology.CountCores(planned);
+  facts.requested_threads = static_cast<int>(runtime.threads);
+  binding.threads = ThreadsFor(facts);
+  binding.warnings = ClampWarnings(facts, ThreadCountSettings());
+  if (!gpu_near.empty() && binding.gpu_near.find("unknown") != std::string::npos) {
+    binding.warnings.push_back("hwloc cannot place this rank's GPU on the PCI tree (no PCI information?): "
+                               "bound to a share of the node instead of the GPU's socket");
+  }
+
+  const std::optional<int> launcher_local = LauncherLocalRank();
+  if (launcher_local && *launcher_local != world.LocalRank()) {
+    binding.warnings.push_back("the launcher numbers this process " + std::to_string(*launcher_local) +
+                               " on its node but MPI's shared-memory split numbers it " +
+                               std::to_string(world.LocalRank()) + "; devices and cores follow MPI's numbering");
+  }
+  const std::string removed = RemovedOpenMpAffinity();
+  if (!removed.empty()) {
+    binding.warnings.push_back("removed " + removed + " from the environment (they pin every OpenMP thread when "
+                               "the library loads, against this binding); runtime.bind=none keeps them");
+  } else if (runtime.bind == "auto" && !OpenMpAffinitySettings().empty()) {
+    binding.warnings.push_back("OpenMP affinity variables are set and could not be removed; unset them before "
+                               "launching");
+  }
+
+  if (runtime.bind == "auto") {
+    binding.bound = hwloc_set_cpubind(topology.get(), planned.get(), HWLOC_CPUBIND_PROCESS) == 0;
+    if (!binding.bound) {
+      binding.warnings.push_back("hwloc could not bind to cpus " + binding.cpus + " (" + std::strerror(errno) +
+                                 "); running unbound with " + std::to_string(binding.threads) + " threads");
+    }
+  }
+  // Before the first parallel region, so the pools start with these sizes on these cores.
+  at::set_num_threads(binding.threads);
+  if (runtime.interop_threads > 0) {
+    try {
+      at::set_num_interop_threads(static_cast<int>(runtime.interop_threads));
+    } catch (const std::exception& e) {
+      binding.warnings.push_back("runtime.interop_threads not applied: the inter-op pool had started");
+    }
+  }
+  return binding;
+}
+
+void ReportBindings(const MpiWorld& world, const RankBinding& binding, const std::string& device) {
+  std::string record = world.Host() + "  rank " + std::to_string(world.Rank()) + "/" + std::to_string(world.Size()) +
+                       "  local " + std::to_string(world.LocalRank()) + "/" + std::to_string(world.LocalSize()) +
+                       "  " + device + "  allowed " + binding.allowed_cpus + "  " +
+                       (binding.bound ? "bound " : "unbound, share ") + binding.cpus + "  threads " +
+                       std::to_string(binding.threads) + (binding.gpu_near.empty() ? "" : "  " + binding.gpu_near);
+  for (const std::string& warning : binding.warnings) record += "\n" + warning;
+  const std::vector<std::string> records = GatherStrings(world.Comm(), record, 0);
+  if (world.Rank() != 0) return;
+  spdlog::info("ranks (host, rank, local rank, device, allowed cpus, cpus used, threads):");
+  std::map<std::string, std::vector<int>> warned;  // warning -> ranks, so 1,000 ranks warn once
+  for (int r = 0; r < static_cast<int>(records.size()); ++r) {
+    const std::string& text = records[static_cast<size_t>(r)];
+    size_t end = text.find('\n');
+    spdlog::info("  {}", text.substr(0, end));
+    while (end != std::string::npos) {
+      const size_t next = text.find('\n', end + 1);
+      warned[text.substr(end + 1, next == std::string::npos ? std::string::npos : next - end - 1)].push_back(r);
+      end = next;
+    }
+  }
+  for (const auto& [warning, ranks] : warned) spdlog::warn("rank {}: {}", RankRanges(ranks), warning);
+}
+
+}  // namespace ct
