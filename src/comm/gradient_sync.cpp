@@ -62,12 +62,15 @@ void GradientSync::BroadcastParameters() {
   for (size_t i = 0; i < parameters_.size(); ++i) parameters_[i].copy_(Slot(i));
 }
 
-void GradientSync::PrepareBackward(bool communicate) {
-  armed_ = communicate && options_.overlap;
-  if (!armed_) return;
+void GradientSync::StartFilling() {
   next_launch_ = 0;
   filled_.assign(parameters_.size(), false);
   for (Bucket& bucket : buckets_) bucket.unfilled = bucket.params.size();
+}
+
+void GradientSync::PrepareBackward(bool communicate) {
+  armed_ = communicate && options_.overlap;
+  if (armed_) StartFilling();
 }
 
 void GradientSync::OnGradient(size_t param, const at::Tensor& grad) {
@@ -91,11 +94,7 @@ void GradientSync::Launch(Bucket& bucket) { bucket.work = comm_.AllReduceAverage
 
 void GradientSync::AverageGradients() {
   c10::NoGradGuard no_grad;
-  if (!armed_) {
-    // No hooks ran: pack every gradient now.
-    PrepareBackward(true);
-    armed_ = false;
-  }
+  if (!armed_) StartFilling();  // no hook ran: every gradient is packed below
   // Gradients no hook delivered (parameters unused by this backward, or overlap off) come
   // from .grad as it stands; then the remaining buckets go out in order.
   for (size_t i = 0; i < parameters_.size(); ++i) {

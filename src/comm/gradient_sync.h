@@ -55,6 +55,7 @@ class GradientSync {
     size_t unfilled = 0;              // parameters whose gradient is not yet in flat
     std::unique_ptr<Work> work;       // the all-reduce in flight
   };
+  void StartFilling();  // every bucket empty, none launched
   void OnGradient(size_t param, const at::Tensor& grad);  // the hook
   void LaunchReadyBuckets();
   void Launch(Bucket& bucket);

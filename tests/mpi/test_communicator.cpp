@@ -32,12 +32,45 @@ TEST(MpiCommunicator, BroadcastCopiesTheRootsTensor) {
   EXPECT_TRUE(test::AllRanksAgree(t.equal(at::full({5, 3}, static_cast<float>(root)))));
 }
 
+TEST(MpiCommunicator, AsyncAllReducesFinishInIssueOrderWithCorrectMeans) {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const int w = comm.Size();
+  std::vector<at::Tensor> tensors;
+  std::vector<std::unique_ptr<Work>> works;
+  for (int64_t n : {1, 3, 4097, 1 << 20, 17}) {  // odd sizes, one large, several in flight
+    tensors.push_back(at::full({n}, static_cast<double>(comm.Rank() + n)));
+    works.push_back(comm.AllReduceAverageAsync(tensors.back()));
+  }
+  for (auto& work : works) work->Wait();
+  bool ok = true;
+  for (const at::Tensor& t : tensors) {
+    const double expected = (w - 1) / 2.0 + static_cast<double>(t.numel());
+    ok = ok && at::allclose(t, at::full_like(t, expected));
+  }
+  EXPECT_TRUE(test::AllRanksAgree(ok));
+  // A blocking collective after async work sees the queue drained (MPI_THREAD_SERIALIZED).
+  at::Tensor one = at::ones({2}, at::kLong);
+  comm.AllReduceSum(one);
+  EXPECT_TRUE(test::AllRanksAgree(one.equal(at::full({2}, w, at::kLong))));
+}
+
+TEST(MpiCommunicator, AllGatherCollectsEveryRanksValuesInRankOrder) {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  at::Tensor mine = at::tensor({static_cast<double>(comm.Rank()), 10.0 * comm.Rank()});
+  at::Tensor all = comm.AllGather(mine);
+  at::Tensor ranks = at::arange(comm.Size(), at::kDouble);
+  EXPECT_TRUE(test::AllRanksAgree(all.sizes() == at::IntArrayRef({comm.Size(), 2}) &&
+                                  all.equal(at::stack({ranks, ranks * 10}, 1))));
+  comm.Barrier();
+}
+
 TEST(MpiCommunicator, RejectsUnsupportedInputsClearly) {
   MpiCommunicator comm(MPI_COMM_WORLD);
   at::Tensor strided = at::zeros({4, 4}).t();
   EXPECT_THROW(comm.AllReduceSum(strided), CommError);
   at::Tensor half = at::zeros({4}, at::kHalf);
   EXPECT_THROW(comm.AllReduceSum(half), CommError);
+  EXPECT_THROW(comm.AllReduceAverageAsync(half), CommError);  // at the call, not later on the thread
 }
 
 }  // namespace

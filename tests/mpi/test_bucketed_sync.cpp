@@ -1,0 +1,151 @@
+// Bucketed, overlapped gradient synchronisation: an N-rank run equals a 1-rank run over the same
+// global batches, whatever the bucket size, with overlap on or off and with or without gradient
+// accumulation; and communication happens when it should (during backward, last micro-batch).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "comm/gradient_sync.h"
+#include "comm/mpi_communicator.h"
+#include "model/vae_loss.h"
+#include "model/vae_mlp.h"
+#include "mpi/mpi_test_world.h"
+
+namespace ct {
+namespace {
+
+constexpr int64_t kLength = 48, kLatent = 4, kMicroBatch = 4, kSteps = 20;
+const std::vector<int64_t> kHidden = {40, 12};  // encoder.0.weight: 1,920 floats = 7.5 KiB
+
+at::Tensor StepLoss(VaeMlp& model, const at::Tensor& x, const at::Tensor& y, const at::Tensor& eps) {
+  return VaeBatchLoss(VaePerSampleLoss(model->forward(x, eps), y), 1e-2);
+}
+
+struct Case {
+  bool overlap;
+  int64_t accumulation;
+  double bucket_mb;
+};
+
+std::string Describe(const Case& c) {
+  return "overlap=" + std::to_string(c.overlap) + " accumulation=" + std::to_string(c.accumulation) +
+         " bucket_mb=" + std::to_string(c.bucket_mb);
+}
+
+// Trains `kSteps` SGD steps two ways on every rank: data-parallel over the world (each rank its
+// slice of each global batch, in micro-batches), and alone on the whole global batch. Returns
+// the largest relative difference between the two models' parameters.
+double MaxRelativeDifference(const Case& c, MpiCommunicator& comm, int* buckets) {
+  const int64_t w = comm.Size(), r = comm.Rank();
+  const int64_t global = w * c.accumulation * kMicroBatch;
+  torch::manual_seed(7);
+  VaeMlp parallel(kLength, kHidden, kLatent);
+  torch::manual_seed(7);
+  VaeMlp alone(kLength, kHidden, kLatent);
+  auto options = torch::optim::SGDOptions(0.05).momentum(0.9);
+  torch::optim::SGD parallel_opt(parallel->parameters(), options);
+  torch::optim::SGD alone_opt(alone->parameters(), options);
+  GradientSync sync(parallel->parameters(), comm, {c.bucket_mb, c.overlap});
+  *buckets = sync.NumBuckets();
+
+  for (int64_t step = 0; step < kSteps; ++step) {
+    torch::manual_seed(1000 + step);  // the same global batch on every rank
+    at::Tensor x = torch::randn({global, kLength}), y = torch::randn({global, kLength});
+    at::Tensor eps = torch::randn({global, kLatent});
+
+    alone_opt.zero_grad();
+    StepLoss(alone, x, y, eps).backward();
+    alone_opt.step();
+
+    parallel_opt.zero_grad();
+    for (int64_t micro = 0; micro < c.accumulation; ++micro) {
+      const int64_t begin = (r * c.accumulation + micro) * kMicroBatch;
+      auto mine = [&](const at::Tensor& t) { return t.narrow(0, begin, kMicroBatch); };
+      sync.PrepareBackward(micro == c.accumulation - 1);
+      (StepLoss(parallel, mine(x), mine(y), mine(eps)) / static_cast<double>(c.accumulation)).backward();
+    }
+    sync.AverageGradients();
+    parallel_opt.step();
+  }
+  double worst = 0;
+  auto a = parallel->parameters(), b = alone->parameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, ((a[i] - b[i]).norm() / b[i].norm()).item<double>());
+  }
+  return worst;
+}
+
+TEST(BucketedSync, NRanksEqualOneRankOverTheSameGlobalBatches) {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  for (bool overlap : {true, false}) {
+    for (int64_t accumulation : {1, 3}) {
+      // One bucket for everything; and 4 KiB buckets: many, and parameters larger than one.
+      for (double bucket_mb : {25.0, 4.0 / 1024}) {
+        const Case c{overlap, accumulation, bucket_mb};
+        int buckets = 0;
+        const double difference = MaxRelativeDifference(c, comm, &buckets);
+        EXPECT_TRUE(test::AllRanksAgree(difference < 1e-5)) << Describe(c) << ": relative difference " << difference;
+        EXPECT_EQ(buckets > 1, bucket_mb < 1) << Describe(c) << ": " << buckets << " buckets";
+      }
+    }
+  }
+}
+
+// Counts the all-reduces a GradientSync starts, and whether backward was still running.
+class RecordingCommunicator : public MpiCommunicator {
+ public:
+  using MpiCommunicator::MpiCommunicator;
+  std::unique_ptr<Work> AllReduceAverageAsync(at::Tensor tensor) override {
+    ++started;
+    if (in_backward) ++started_in_backward;
+    return MpiCommunicator::AllReduceAverageAsync(tensor);
+  }
+  int started = 0;
+  int started_in_backward = 0;
+  bool in_backward = false;
+};
+
+TEST(BucketedSync, BucketsGoOutDuringBackwardAndOnlyOnTheLastMicroBatch) {
+  for (bool overlap : {true, false}) {
+    RecordingCommunicator comm(MPI_COMM_WORLD);
+    torch::manual_seed(3);
+    VaeMlp model(kLength, kHidden, kLatent);
+    GradientSync sync(model->parameters(), comm, {4.0 / 1024, overlap});
+    at::Tensor x = torch::randn({kMicroBatch, kLength}), eps = torch::randn({kMicroBatch, kLatent});
+    for (int64_t micro = 0; micro < 3; ++micro) {
+      sync.PrepareBackward(micro == 2);
+      comm.in_backward = true;
+      StepLoss(model, x, x, eps).backward();
+      comm.in_backward = false;
+      if (micro < 2) {
+        EXPECT_EQ(comm.started, 0) << "communication before the last micro-batch";
+      }
+    }
+    sync.AverageGradients();
+    EXPECT_EQ(comm.started, sync.NumBuckets()) << "one all-reduce per bucket";
+    if (overlap) {
+      // Every bucket fills during backward, so every one starts before backward returns.
+      EXPECT_EQ(comm.started_in_backward, sync.NumBuckets());
+    } else {
+      EXPECT_EQ(comm.started_in_backward, 0);
+    }
+  }
+}
+
+TEST(BucketedSync, UnusedParametersCountAsZeroAndDoNotStallTheBuckets) {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  torch::manual_seed(5);
+  torch::nn::Linear used(8, 8), unused(8, 8);
+  std::vector<at::Tensor> params = used->parameters();
+  for (const auto& p : unused->parameters()) params.push_back(p);
+  GradientSync sync(params, comm, {1e-4, true});  // a bucket per parameter
+  sync.PrepareBackward(true);
+  used(torch::ones({2, 8})).sum().backward();  // `unused` gets no gradient, so no hook fires
+  sync.AverageGradients();
+  bool ok = true;
+  for (const auto& p : unused->parameters()) ok = ok && p.grad().defined() && p.grad().abs().sum().item<float>() == 0;
+  for (const auto& p : used->parameters()) ok = ok && p.grad().abs().sum().item<float>() > 0;
+  EXPECT_TRUE(test::AllRanksAgree(ok));
+}
+
+}  // namespace
+}  // namespace ct
