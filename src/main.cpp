@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "bench/allreduce_bench.h"
 #include "cluster/mpi_world.h"
 #include "cluster/preemption.h"
 #include "cluster/openmp_env.h"
@@ -108,6 +109,21 @@ int main(int argc, char** argv) {
   CLI::App* info = app.add_subcommand("info", "describe an HDF5 file: datasets, shapes, dtypes, chunks, compression");
   info->add_option("file", info_path, "HDF5 file")->required()->check(CLI::ExistingFile);
 
+  CLI::App* bench = app.add_subcommand("bench", "measure: print tables of where the time goes (run under mpirun)");
+  bench->require_subcommand(1);
+  std::string bench_config;
+  std::vector<std::string> bench_overrides;
+  ct::AllReduceBenchOptions allreduce_options;
+  CLI::App* bench_allreduce = bench->add_subcommand(
+      "allreduce", "the demo model's gradients: raw vs bucketed vs per-parameter all-reduce, and a training step "
+                   "with overlap on and off");
+  bench_allreduce->add_option("-c,--config", bench_config, "model, batch and runtime settings (default: built-in)")
+      ->check(CLI::ExistingFile);
+  bench_allreduce->add_option("--set", bench_overrides, "override a config key (repeatable)")->type_name("KEY=VALUE");
+  bench_allreduce->add_option("--length", allreduce_options.length, "waveform length")->check(CLI::PositiveNumber);
+  bench_allreduce->add_option("--iterations", allreduce_options.iterations, "timed runs of each variant")
+      ->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -142,6 +158,18 @@ int main(int argc, char** argv) {
         spdlog::info("wrote {}: {} rows of length {} (noise {}, seed {}) from {} ranks", make.out, make.samples,
                      make.chirp.length, make.chirp.noise_std, make.chirp.seed, world.Size());
       }
+    });
+  }
+  if (*bench_allreduce) {
+    ct::Config config;
+    try {
+      config = ct::LoadConfig(bench_config, bench_overrides);
+    } catch (const ct::Error& e) {
+      return ReportEarlyError(e.what(), e.ExitCode());
+    }
+    if (config.runtime.bind == "auto") ct::ReexecWithoutOpenMpAffinity(argv);
+    return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) {
+      ct::RunAllReduceBench(config, world, allreduce_options);
     });
   }
   if (*info) {

@@ -1,10 +1,38 @@
 #include "comm/gradient_sync.h"
 
 #include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include "util/error.h"
 
 namespace ct {
+namespace {
+
+// Runs a callback after an AccumulateGrad node has added a new gradient into .grad (the hook
+// DDP uses; LibTorch 1.13 has no public post-accumulate hook on tensors).
+class AfterAccumulation : public torch::autograd::FunctionPostHook {
+ public:
+  explicit AfterAccumulation(std::function<void()> callback) : callback_(std::move(callback)) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list& /*inputs*/) override {
+    callback_();
+    return outputs;
+  }
+
+ private:
+  std::function<void()> callback_;
+};
+
+// A tensor that shares `flat`'s storage at `offset` with `like`'s shape. Not an autograd view,
+// so an optimizer's zero_grad may detach_() it in place.
+at::Tensor AliasInto(const at::Tensor& flat, int64_t offset, const at::Tensor& like) {
+  return at::empty({0}, flat.options()).set_(flat.storage(), flat.storage_offset() + offset, like.sizes(),
+                                              at::detail::defaultStrides(like.sizes()));
+}
+
+}  // namespace
 
 GradientSync::GradientSync(std::vector<at::Tensor> parameters, Communicator& comm, SyncOptions options)
     : parameters_(std::move(parameters)), comm_(comm), options_(options) {
@@ -18,108 +46,118 @@ GradientSync::GradientSync(std::vector<at::Tensor> parameters, Communicator& com
   // Buckets in reverse registration order: the last layers' gradients come first in backward.
   const auto capacity = static_cast<int64_t>(options_.bucket_mb * 1024 * 1024);
   bucket_of_.resize(parameters_.size());
-  offset_of_.resize(parameters_.size());
+  std::vector<int64_t> offset_of(parameters_.size());
+  std::vector<int64_t> elements;  // per bucket
   int64_t bytes = 0;
-  std::vector<int64_t> sizes;  // elements per bucket
   for (size_t i = parameters_.size(); i-- > 0;) {
     const int64_t param_bytes = parameters_[i].numel() * static_cast<int64_t>(parameters_[i].element_size());
     if (buckets_.empty() || (bytes > 0 && bytes + param_bytes > capacity)) {
       buckets_.emplace_back();
-      sizes.push_back(0);
+      elements.push_back(0);
       bytes = 0;
     }
-    Bucket& bucket = buckets_.back();
     bucket_of_[i] = buckets_.size() - 1;
-    offset_of_[i] = sizes.back();
-    bucket.params.push_back(i);
-    bucket.offsets.push_back(sizes.back());
-    sizes.back() += parameters_[i].numel();
+    offset_of[i] = elements.back();
+    buckets_.back().params.push_back(i);
+    elements.back() += parameters_[i].numel();
     bytes += param_bytes;
     num_elements_ += parameters_[i].numel();
   }
-  for (size_t b = 0; b < buckets_.size(); ++b) buckets_[b].flat = at::zeros({sizes[b]}, kind);
-  filled_.assign(parameters_.size(), false);
+  for (size_t b = 0; b < buckets_.size(); ++b) buckets_[b].flat = at::zeros({elements[b]}, kind);
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    grad_slot_.push_back(AliasInto(buckets_[bucket_of_[i]].flat, offset_of[i], parameters_[i]));
+  }
+  ready_.assign(parameters_.size(), false);
   if (options_.overlap) {
     for (size_t i = 0; i < parameters_.size(); ++i) {
-      hooks_.push_back(parameters_[i].register_hook([this, i](const at::Tensor& grad) { OnGradient(i, grad); }));
+      std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(parameters_[i]);
+      if (!accumulator) throw Error("GradientSync: a parameter does not require grad or is not a leaf");
+      const uintptr_t key = accumulator->add_post_hook(std::make_unique<AfterAccumulation>([this, i] { OnGradientReady(i); }));
+      // Holding the accumulator keeps the hook alive; releasing the handle removes the hook.
+      hooks_.emplace_back(nullptr, [accumulator, key](void*) { accumulator->del_post_hook(key); });
     }
   }
 }
 
-GradientSync::~GradientSync() {
-  for (size_t i = 0; i < hooks_.size(); ++i) parameters_[i].remove_hook(hooks_[i]);
-}
-
-at::Tensor GradientSync::Slot(size_t param) {
-  const at::Tensor& p = parameters_[param];
-  return buckets_[bucket_of_[param]].flat.narrow(0, offset_of_[param], p.numel()).view(p.sizes());
-}
+GradientSync::~GradientSync() { hooks_.clear(); }
 
 void GradientSync::BroadcastParameters() {
   c10::NoGradGuard no_grad;
-  for (size_t i = 0; i < parameters_.size(); ++i) Slot(i).copy_(parameters_[i]);
-  for (Bucket& bucket : buckets_) comm_.Broadcast(bucket.flat, /*root=*/0);
-  for (size_t i = 0; i < parameters_.size(); ++i) parameters_[i].copy_(Slot(i));
+  for (Bucket& bucket : buckets_) {
+    // Staged in a buffer of their own: the bucket holds gradients.
+    std::vector<at::Tensor> values;
+    for (size_t i : bucket.params) values.push_back(parameters_[i].reshape({-1}));
+    at::Tensor staged = at::cat(values);
+    comm_.Broadcast(staged, /*root=*/0);
+    int64_t offset = 0;
+    for (size_t i : bucket.params) {
+      at::Tensor& p = parameters_[i];
+      p.copy_(staged.narrow(0, offset, p.numel()).view(p.sizes()));
+      offset += p.numel();
+    }
+  }
+}
+
+void GradientSync::PointGradAtBucket(size_t param) {
+  at::Tensor& p = parameters_[param];
+  const at::Tensor& slot = grad_slot_[param];
+  const at::Tensor& grad = p.grad();
+  if (grad.defined() && grad.data_ptr() == slot.data_ptr()) return;
+  if (grad.defined()) {
+    slot.copy_(grad);
+  } else {
+    slot.zero_();
+  }
+  p.mutable_grad() = slot;
 }
 
 void GradientSync::StartFilling() {
   next_launch_ = 0;
-  filled_.assign(parameters_.size(), false);
+  ready_.assign(parameters_.size(), false);
   for (Bucket& bucket : buckets_) bucket.unfilled = bucket.params.size();
 }
 
 void GradientSync::PrepareBackward(bool communicate) {
+  c10::NoGradGuard no_grad;
+  for (size_t i = 0; i < parameters_.size(); ++i) PointGradAtBucket(i);
   armed_ = communicate && options_.overlap;
   if (armed_) StartFilling();
 }
 
-void GradientSync::OnGradient(size_t param, const at::Tensor& grad) {
-  if (!armed_ || filled_[param]) return;
+void GradientSync::OnGradientReady(size_t param) {
+  if (!armed_ || ready_[param]) return;
   c10::NoGradGuard no_grad;
-  // This backward's gradient plus what earlier micro-batches accumulated in .grad.
-  at::Tensor slot = Slot(param);
-  slot.copy_(grad);
-  const at::Tensor& accumulated = parameters_[param].grad();
-  if (accumulated.defined()) slot.add_(accumulated);
-  filled_[param] = true;
-  --buckets_[bucket_of_[param]].unfilled;
+  PointGradAtBucket(param);  // normally already there: accumulation went into the bucket
+  MarkReady(param);
   LaunchReadyBuckets();
 }
 
-void GradientSync::LaunchReadyBuckets() {
-  while (next_launch_ < buckets_.size() && buckets_[next_launch_].unfilled == 0) Launch(buckets_[next_launch_++]);
+void GradientSync::MarkReady(size_t param) {
+  ready_[param] = true;
+  --buckets_[bucket_of_[param]].unfilled;
 }
 
-void GradientSync::Launch(Bucket& bucket) { bucket.work = comm_.AllReduceAverageAsync(bucket.flat); }
+void GradientSync::LaunchReadyBuckets() {
+  while (next_launch_ < buckets_.size() && buckets_[next_launch_].unfilled == 0) {
+    Bucket& bucket = buckets_[next_launch_++];
+    bucket.work = comm_.AllReduceAverageAsync(bucket.flat);
+  }
+}
 
 void GradientSync::AverageGradients() {
   c10::NoGradGuard no_grad;
-  if (!armed_) StartFilling();  // no hook ran: every gradient is packed below
-  // Gradients no hook delivered (parameters unused by this backward, or overlap off) come
-  // from .grad as it stands; then the remaining buckets go out in order.
+  if (!armed_) StartFilling();  // no hook ran: every bucket goes out below
+  // Parameters no hook reported (unused by this backward, or overlap off): their .grad as it
+  // stands, or zero; then the remaining buckets go out in order.
   for (size_t i = 0; i < parameters_.size(); ++i) {
-    if (filled_[i]) continue;
-    const at::Tensor& grad = parameters_[i].grad();
-    if (grad.defined()) {
-      Slot(i).copy_(grad);
-    } else {
-      Slot(i).zero_();
-    }
-    filled_[i] = true;
-    --buckets_[bucket_of_[i]].unfilled;
+    if (ready_[i]) continue;
+    PointGradAtBucket(i);
+    MarkReady(i);
   }
   LaunchReadyBuckets();
   for (Bucket& bucket : buckets_) {
     bucket.work->Wait();
     bucket.work.reset();
-  }
-  for (size_t i = 0; i < parameters_.size(); ++i) {
-    at::Tensor& p = parameters_[i];
-    if (p.grad().defined()) {
-      p.mutable_grad().copy_(Slot(i));
-    } else {
-      p.mutable_grad() = Slot(i).clone();
-    }
   }
   armed_ = false;
 }

@@ -1,16 +1,19 @@
 // Data-parallel synchronisation of a model's parameters and gradients, as DDP does it.
 //
-// Gradients are packed into flat buckets of about runtime.bucket_mb, filled in reverse
-// registration order (roughly the order backward produces them), and averaged with one
-// all-reduce per bucket. With overlap, a hook on every parameter copies its gradient into its
-// bucket as soon as backward has computed it, and a full bucket is handed to the communicator at
-// once: on the MPI backend a communication thread reduces it, on NCCL a side stream, while
-// backward goes on. Buckets are launched strictly in index order, so every rank issues the same
-// collectives in the same order whatever order its hooks fire in.
+// Gradients live in flat buckets of about runtime.bucket_mb, filled in reverse registration
+// order (roughly the order backward produces them): every parameter's .grad shares its bucket's
+// storage (DDP's gradient_as_bucket_view), so backward accumulates straight into the buckets
+// and nothing is copied in or out. Each bucket is averaged with one all-reduce, in place.
+//
+// With overlap, a hook that runs after each parameter's gradient has been accumulated counts the
+// bucket's parameters, and a complete bucket is handed to the communicator at once: on the MPI
+// backend a communication thread reduces it, on NCCL a side stream, while backward goes on.
+// Buckets are launched strictly in index order, so every rank issues the same collectives in
+// the same order whatever order its hooks fire in.
 //
 // Gradient accumulation: PrepareBackward(false) for all but the last micro-batch of a step
-// leaves the hooks idle (gradients accumulate in .grad locally, no communication); for the last,
-// PrepareBackward(true) makes each hook reduce .grad + the new gradient.
+// leaves the hooks idle (gradients accumulate in the buckets locally, no communication);
+// PrepareBackward(true) before the last makes complete buckets go out during its backward.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -37,7 +40,8 @@ class GradientSync {
   // Every rank's parameters <- rank 0's, so that all ranks start from the same weights.
   void BroadcastParameters();
 
-  // Before each backward: `communicate` is true for the last micro-batch of a step.
+  // Before each backward: `communicate` is true for the last micro-batch of a step. Points every
+  // .grad back at its bucket if something replaced it (an optimizer's zero_grad(set_to_none)).
   void PrepareBackward(bool communicate);
 
   // After the step's last backward: every parameter's .grad <- its mean over ranks (a parameter
@@ -51,26 +55,25 @@ class GradientSync {
   struct Bucket {
     at::Tensor flat;                  // [sum of its parameters' numel]
     std::vector<size_t> params;       // indices into parameters_
-    std::vector<int64_t> offsets;     // where each starts in flat
-    size_t unfilled = 0;              // parameters whose gradient is not yet in flat
+    size_t unfilled = 0;              // parameters whose gradient is not final yet this step
     std::unique_ptr<Work> work;       // the all-reduce in flight
   };
-  void StartFilling();  // every bucket empty, none launched
-  void OnGradient(size_t param, const at::Tensor& grad);  // the hook
+  void StartFilling();                // no bucket complete, none launched
+  void PointGradAtBucket(size_t param);
+  void OnGradientReady(size_t param);  // the hook, after accumulation into .grad
+  void MarkReady(size_t param);
   void LaunchReadyBuckets();
-  void Launch(Bucket& bucket);
-  at::Tensor Slot(size_t param);  // the parameter's place in its bucket, shaped like it
 
   std::vector<at::Tensor> parameters_;
   Communicator& comm_;
   SyncOptions options_;
   std::vector<Bucket> buckets_;
-  std::vector<size_t> bucket_of_;    // parameter -> bucket
-  std::vector<int64_t> offset_of_;   // parameter -> offset in its bucket
-  std::vector<bool> filled_;         // parameter's gradient is in its bucket this step
-  std::vector<unsigned> hooks_;      // hook handles, per parameter
-  size_t next_launch_ = 0;           // buckets before this one are launched
-  bool armed_ = false;               // hooks copy and launch during this backward
+  std::vector<size_t> bucket_of_;      // parameter -> bucket
+  std::vector<at::Tensor> grad_slot_;  // parameter -> its gradient's place in its bucket
+  std::vector<bool> ready_;            // parameter's gradient is final for this step
+  std::vector<std::shared_ptr<void>> hooks_;  // removes a hook when released
+  size_t next_launch_ = 0;             // buckets before this one are launched
+  bool armed_ = false;                 // hooks launch buckets during this backward
   int64_t num_elements_ = 0;
 };
 

@@ -1,6 +1,5 @@
 #include "train/trainer.h"
 
-#include <torch/cuda.h>
 #include <torch/optim/adam.h>
 #include <torch/utils.h>
 
@@ -13,7 +12,7 @@
 
 #include "cluster/mpi_check.h"
 #include "cluster/preemption.h"
-#include "cluster/self_binding.h"
+#include "cluster/placement.h"
 #include "comm/gradient_sync.h"
 #include "comm/make_communicator.h"
 #include "data/shard_loader.h"
@@ -39,18 +38,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-c10::Device ChooseDevice(const std::string& requested, const MpiWorld& world) {
-  const bool cuda = torch::cuda::is_available() && torch::cuda::device_count() > 0;
-  if (requested == "cuda" && !cuda) {
-    throw ConfigError("train.device=cuda, but " + std::string(torch::cuda::is_available() ? "no GPU is visible"
-                      : "this LibTorch has no CUDA") + " (" + ProcessIdentity() +
-                      "); use train.device=cpu or build against a CUDA LibTorch");
-  }
-  if (requested == "cpu" || !cuda) return c10::Device(c10::kCPU);
-  const auto count = static_cast<int>(torch::cuda::device_count());
-  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(world.LocalRank() % count));
 }
 
 void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
@@ -111,10 +98,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
 
   // Device, then cores and threads (before any LibTorch thread pool starts), reported by every
   // rank in rank order.
-  const c10::Device device = ChooseDevice(config.train.device, world);
-  const int gpus = device.is_cuda() ? static_cast<int>(torch::cuda::device_count()) : 0;
-  const RankBinding binding = BindThisRank(config.runtime, world, gpus);
-  ReportBindings(world, binding, device.str());
+  const c10::Device device = PlaceThisRank(config, world).device;
 
   // Data: each rank reads its own contiguous rows.
   auto load_start = Clock::now();

@@ -1,0 +1,189 @@
+#include "bench/allreduce_bench.h"
+
+#include <torch/cuda.h>
+#include <torch/optim/adam.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "cluster/mpi_check.h"
+#include "cluster/placement.h"
+#include "comm/gradient_sync.h"
+#include "comm/make_communicator.h"
+#include "model/vae_loss.h"
+#include "model/vae_mlp.h"
+#include "util/logging.h"
+
+namespace ct {
+namespace {
+
+struct Variant {
+  Variant(std::string name_, int64_t messages_, std::function<void()> run_, std::function<void()> prepare_ = {})
+      : name(std::move(name_)), messages(messages_), run(std::move(run_)), prepare(std::move(prepare_)) {}
+  std::string name;
+  int64_t messages;
+  std::function<void()> run;      // timed
+  std::function<void()> prepare;  // before each run, untimed
+  std::vector<double> seconds;
+};
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// Runs every variant `iterations` times, round-robin so that the machine's drift hits all alike.
+// Each timing starts together on all ranks and ends when this rank's result is usable.
+void TimeInterleaved(std::vector<Variant>& variants, int iterations, Communicator& comm, const c10::Device& device) {
+  const auto finish = [&] {
+    if (device.is_cuda()) torch::cuda::synchronize(device.index());
+  };
+  for (Variant& v : variants) {  // warm-up: buffers, connections, thread start
+    if (v.prepare) v.prepare();
+    v.run();
+  }
+  for (int i = 0; i < iterations; ++i) {
+    for (Variant& v : variants) {
+      if (v.prepare) v.prepare();
+      finish();
+      comm.Barrier();
+      const auto start = std::chrono::steady_clock::now();
+      v.run();
+      finish();
+      v.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  // The slowest rank's time is the collective's time.
+  for (Variant& v : variants) {
+    at::Tensor t = at::tensor(v.seconds, at::kDouble);
+    at::Tensor all = comm.Name() == "mpi" ? comm.AllGather(t) : comm.AllGather(t.to(device)).cpu();
+    v.seconds = std::vector<double>(all.size(1));
+    at::Tensor slowest = std::get<0>(all.max(0)).contiguous();
+    std::copy(slowest.data_ptr<double>(), slowest.data_ptr<double>() + slowest.numel(), v.seconds.begin());
+  }
+}
+
+std::string Row(std::initializer_list<std::string> cells, std::initializer_list<int> widths) {
+  std::string line = "|";
+  auto w = widths.begin();
+  for (const std::string& cell : cells) line += " " + cell + std::string(std::max(0, *w++ - static_cast<int>(cell.size())), ' ') + " |";
+  return line;
+}
+
+std::string Fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
+
+}  // namespace
+
+void RunAllReduceBench(const Config& config, const MpiWorld& world, const AllReduceBenchOptions& options) {
+  const bool lead = world.Rank() == 0;
+  const c10::Device device = PlaceThisRank(config, world).device;
+  std::unique_ptr<Communicator> comm = MakeCommunicator(config.runtime, world, device);
+  torch::manual_seed(static_cast<uint64_t>(config.train.seed));
+  VaeMlp model(options.length, config.model.hidden, config.model.latent);
+  model->to(device);
+  std::vector<at::Tensor> params = model->parameters();
+  int64_t elements = 0;
+  for (auto& p : params) {
+    p.mutable_grad() = at::randn_like(p);
+    elements += p.numel();
+  }
+  const double bytes = static_cast<double>(elements) * 4;
+  if (lead) {
+    spdlog::info("bench allreduce: vae_mlp (length {}, hidden {}, latent {}): {} parameters, {:.2f} MiB of "
+                 "gradients; {} ranks, backend {}, {} timed runs each, medians of the slowest rank",
+                 options.length, fmt::join(config.model.hidden, ","), config.model.latent, elements,
+                 bytes / (1 << 20), world.Size(), comm->Name(), options.iterations);
+    if (world.Size() == 1) spdlog::warn("one rank: every all-reduce is a no-op; run under mpirun -n 2 or more");
+  }
+
+  // ---- Table 1: the same bytes, four ways.
+  at::Tensor flat = at::randn({elements}, params.front().options());
+  std::vector<std::unique_ptr<GradientSync>> syncs;
+  std::vector<Variant> variants;
+  variants.push_back({"one raw all-reduce of all bytes", 1, [&] {
+                        if (comm->Name() == "mpi" && world.Size() > 1) {
+                          MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, flat.data_ptr(), static_cast<int>(elements), MPI_FLOAT,
+                                                  MPI_SUM, world.Comm()));
+                        } else {
+                          comm->AllReduceSum(flat);
+                        }
+                      }});
+  variants.push_back({"one raw all-reduce, then divide by ranks", 1, [&] {
+                        if (comm->Name() == "mpi" && world.Size() > 1) {
+                          MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, flat.data_ptr(), static_cast<int>(elements), MPI_FLOAT,
+                                                  MPI_SUM, world.Comm()));
+                        } else {
+                          comm->AllReduceSum(flat);
+                        }
+                        flat.div_(world.Size());
+                      }});
+  std::vector<double> bucket_sizes = {config.runtime.bucket_mb, 4.0, 1.0};
+  bucket_sizes.erase(std::unique(bucket_sizes.begin(), bucket_sizes.end()), bucket_sizes.end());
+  for (double mb : bucket_sizes) {
+    syncs.push_back(std::make_unique<GradientSync>(params, *comm, SyncOptions{mb, /*overlap=*/false}));
+    GradientSync* sync = syncs.back().get();
+    // Gradients live in the buckets (as in training, where backward writes them there).
+    variants.push_back({"bucketed, " + Fixed(mb, mb < 1 ? 2 : 0) + " MiB buckets", sync->NumBuckets(),
+                        [sync] { sync->AverageGradients(); }, [sync] { sync->PrepareBackward(false); }});
+  }
+  variants.push_back({"one all-reduce per parameter", static_cast<int64_t>(params.size()), [&] {
+                        for (auto& p : params) comm->AllReduceAverage(p.mutable_grad());
+                      }});
+  TimeInterleaved(variants, options.iterations, *comm, device);
+  syncs.clear();
+  if (lead) {
+    const double raw = Median(variants.front().seconds);
+    std::string table = "\n" + Row({"gradient all-reduce", "messages", "median ms", "GB/s", "vs raw"}, {44, 8, 9, 6, 6}) +
+                        "\n|---|---:|---:|---:|---:|";
+    for (const Variant& v : variants) {
+      const double s = Median(v.seconds);
+      table += "\n" + Row({v.name, std::to_string(v.messages), Fixed(s * 1e3, 3), Fixed(bytes / s / 1e9, 2),
+                           Fixed(100 * raw / s, 0) + "%"}, {44, 8, 9, 6, 6});
+    }
+    spdlog::info("{}", table);
+  }
+
+  // ---- Table 2: a training step, communication overlapped with backward or not.
+  const int64_t batch = config.train.batch_size;
+  const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device);
+  at::Tensor x = at::randn({batch, options.length}, float_options);
+  at::Tensor eps = at::randn({batch, config.model.latent}, float_options);
+  torch::optim::Adam optimizer(params, torch::optim::AdamOptions(1e-5));
+  GradientSync overlapped(params, *comm, {config.runtime.bucket_mb, true});
+  GradientSync after(params, *comm, {config.runtime.bucket_mb, false});
+  // A step with `sync` (or none): forward, backward, all-reduce, Adam. Untimed before it:
+  // zero_grad, and pointing the gradients at this sync's buckets (the two syncs share them).
+  auto prepare = [&](GradientSync* sync) {
+    optimizer.zero_grad();
+    if (sync) sync->PrepareBackward(true);
+  };
+  auto step = [&](GradientSync* sync) {
+    VaeBatchLoss(VaePerSampleLoss(model->forward(x, eps), x), config.model.beta).backward();
+    if (sync) sync->AverageGradients();
+    optimizer.step();
+  };
+  std::vector<Variant> steps;
+  steps.push_back({"no communication (compute bound)", 0, [&] { step(nullptr); }, [&] { prepare(nullptr); }});
+  steps.push_back({"all-reduce after backward (overlap off)", after.NumBuckets(), [&] { step(&after); },
+                   [&] { prepare(&after); }});
+  steps.push_back({"all-reduce during backward (overlap on)", overlapped.NumBuckets(), [&] { step(&overlapped); },
+                   [&] { prepare(&overlapped); }});
+  TimeInterleaved(steps, options.iterations, *comm, device);
+  if (lead) {
+    const double compute = Median(steps.front().seconds);
+    std::string table = "\n" + Row({"training step, batch " + std::to_string(batch) + " per rank", "buckets",
+                                    "median ms", "samples/s", "comm exposed ms"}, {44, 7, 9, 9, 15}) +
+                        "\n|---|---:|---:|---:|---:|";
+    for (const Variant& v : steps) {
+      const double s = Median(v.seconds);
+      table += "\n" + Row({v.name, std::to_string(v.messages), Fixed(s * 1e3, 2),
+                           Fixed(static_cast<double>(batch * world.Size()) / s, 0), Fixed((s - compute) * 1e3, 2)},
+                          {44, 7, 9, 9, 15});
+    }
+    spdlog::info("{}", table);
+  }
+}
+
+}  // namespace ct
