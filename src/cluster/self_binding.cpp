@@ -6,6 +6,8 @@
 #include <cstring>
 #include <map>
 
+#include <unistd.h>
+
 #include "cluster/cpu_plan.h"
 #include "cluster/gather_strings.h"
 #include "cluster/gpu_pci.h"
@@ -121,11 +123,12 @@ void ReportBindings(const MpiWorld& world, const RankBinding& binding, const std
                        "  local " + std::to_string(world.LocalRank()) + "/" + std::to_string(world.LocalSize()) +
                        "  " + device + "  allowed " + binding.allowed_cpus + "  " +
                        (binding.bound ? "bound " : "unbound, share ") + binding.cpus + "  threads " +
-                       std::to_string(binding.threads) + (binding.gpu_near.empty() ? "" : "  " + binding.gpu_near);
+                       std::to_string(binding.threads) + (binding.gpu_near.empty() ? "" : "  " + binding.gpu_near) +
+                       "  pid " + std::to_string(::getpid());
   for (const std::string& warning : binding.warnings) record += "\n" + warning;
   const std::vector<std::string> records = GatherStrings(world.Comm(), record, 0);
   if (world.Rank() != 0) return;
-  spdlog::info("ranks (host, rank, local rank, device, allowed cpus, cpus used, threads):");
+  spdlog::info("ranks (host, rank, local rank, device, allowed cpus, cpus used, threads, pid):");
   std::map<std::string, std::vector<int>> warned;  // warning -> ranks, so 1,000 ranks warn once
   for (int r = 0; r < static_cast<int>(records.size()); ++r) {
     const std::string& text = records[static_cast<size_t>(r)];

@@ -28,8 +28,9 @@ class AfterAccumulation : public torch::autograd::FunctionPostHook {
 // A tensor that shares `flat`'s storage at `offset` with `like`'s shape. Not an autograd view,
 // so an optimizer's zero_grad may detach_() it in place.
 at::Tensor AliasInto(const at::Tensor& flat, int64_t offset, const at::Tensor& like) {
-  return at::empty({0}, flat.options()).set_(flat.storage(), flat.storage_offset() + offset, like.sizes(),
-                                              at::detail::defaultStrides(like.sizes()));
+  std::vector<int64_t> strides(like.dim(), 1);  // contiguous
+  for (int64_t d = like.dim() - 1; d > 0; --d) strides[d - 1] = strides[d] * like.size(d);
+  return at::empty({0}, flat.options()).set_(flat.storage(), flat.storage_offset() + offset, like.sizes(), strides);
 }
 
 }  // namespace

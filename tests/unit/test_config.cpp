@@ -117,6 +117,28 @@ TEST(Config, ResolvedYamlLoadsBackToTheSameConfig) {
   EXPECT_EQ(again.runtime.threads, 4);
 }
 
+TEST(Config, RuntimeKeysForBindingAndGradientSync) {
+  Config defaults = LoadConfig("", {});
+  EXPECT_EQ(defaults.runtime.bind, "auto");
+  EXPECT_DOUBLE_EQ(defaults.runtime.bucket_mb, 25.0);  // DDP's default
+  EXPECT_TRUE(defaults.runtime.overlap);
+  EXPECT_EQ(defaults.runtime.interop_threads, 0);
+  Config c = LoadConfig("", {"runtime.bind=none", "runtime.bucket_mb=0.5", "runtime.overlap=false",
+                             "runtime.interop_threads=2", "runtime.comm_timeout_s=30"});
+  EXPECT_EQ(c.runtime.bind, "none");
+  EXPECT_DOUBLE_EQ(c.runtime.bucket_mb, 0.5);
+  EXPECT_FALSE(c.runtime.overlap);
+  EXPECT_EQ(c.runtime.interop_threads, 2);
+  EXPECT_DOUBLE_EQ(c.runtime.comm_timeout_s, 30.0);
+  EXPECT_EQ(ConfigToYaml(LoadConfig(WriteTemp(ConfigToYaml(c)), {})), ConfigToYaml(c));
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"runtime.bind=numa"}); }).find("must be one of auto | none"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"runtime.bucket_mb=0"}); }).find("'runtime.bucket_mb'"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"runtime.overlap=maybe"}); }).find("expected true or false"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"runtime.interop_threads=0"}); }).find("auto or >= 1"), std::string::npos);
+}
+
 TEST(Config, HelpListsEveryKey) {
   std::string help = ConfigKeyHelp();
   for (const char* key : {"data.train", "model.beta", "train.plateau.cooldown", "runtime.backend"}) {

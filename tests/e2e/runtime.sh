@@ -1,0 +1,49 @@
+# The cluster runtime seen from outside: self-binding removes the one-thread clamp, clamps a
+# launcher imposes are reported with their fix, OpenMP affinity variables are removed, and the
+# gradient sync's settings (overlap, bucket size) do not change a single bit of the result.
+source "$(dirname "$0")/common.sh"
+tiny_data "$WORK" 2048
+train() {  # train OUTPUT_DIR [launcher and train arguments...]
+  local out=$1
+  shift
+  "$@" --config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5" \
+    --set output.dir="$WORK/$out" --set train.epochs=2 >"$WORK/$out.txt" 2>&1 || { cat "$WORK/$out.txt"; fail "$out: run failed"; }
+}
+threads_of() { grep -o "threads [0-9]*" "$WORK/$1.txt" | head -1 | cut -d' ' -f2; }
+cores=$(nproc)
+
+# A plain process uses every core it may (LibTorch alone would use 1 here).
+train plain "$BIN" train
+grep -q "rank 0/1  local 0/1  cpu  allowed .*  bound .*  threads" "$WORK/plain.txt" || { cat "$WORK/plain.txt"; fail "no rank line"; }
+[[ $(threads_of plain) -eq $cores ]] || fail "a single process runs $(threads_of plain) threads on $cores cores"
+echo "ok: one process, $(threads_of plain) threads on $cores cores"
+
+if (( cores >= 2 )); then
+  # Open MPI binds a 1-rank job to one core by default: warned, with the flag that fixes it.
+  train pinned "$MPIEXEC" -n 1 --bind-to core "$BIN" train
+  grep -q "warning: rank 0: may use only 1 core.*--bind-to none" "$WORK/pinned.txt" || { cat "$WORK/pinned.txt"; fail "no clamp warning"; }
+  train unpinned "$MPIEXEC" -n 1 --bind-to none "$BIN" train
+  ! grep -q "warning" "$WORK/unpinned.txt" || { cat "$WORK/unpinned.txt"; fail "warning without a clamp"; }
+  [[ $(threads_of unpinned) -eq $cores ]] || fail "--bind-to none: $(threads_of unpinned) threads"
+  echo "ok: mpirun's core binding is reported; --bind-to none uses $cores cores"
+
+  # GOMP_CPU_AFFINITY=0 pins every OpenMP thread to CPU 0 at load: removed by a re-exec.
+  train gomp env GOMP_CPU_AFFINITY=0 OMP_NUM_THREADS=1 "$BIN" train
+  grep -q "removed GOMP_CPU_AFFINITY=0" "$WORK/gomp.txt" || { cat "$WORK/gomp.txt"; fail "GOMP_CPU_AFFINITY not removed"; }
+  grep -q "OMP_NUM_THREADS=1 in the environment would clamp" "$WORK/gomp.txt" || fail "OMP_NUM_THREADS=1 not reported"
+  [[ $(threads_of gomp) -eq $cores ]] || fail "with GOMP_CPU_AFFINITY=0: $(threads_of gomp) threads"
+  echo "ok: OpenMP affinity removed, OMP_NUM_THREADS=1 overridden"
+fi
+
+# Two ranks: overlap on or off, one bucket or many: the same sums, so the same bits.
+losses() { grep -o '"\(train\|val\)_loss":[^,]*' "$WORK/$1/metrics.jsonl"; }
+train overlap "$MPIEXEC" -n 2 "$BIN" train --set runtime.overlap=true
+train after "$MPIEXEC" -n 2 "$BIN" train --set runtime.overlap=false
+train small "$MPIEXEC" -n 2 "$BIN" train --set runtime.bucket_mb=0.01
+grep -q "in 1 bucket(s) of <= 25 MiB, reduced during backward" "$WORK/overlap.txt" || fail "bucket line (overlap)"
+grep -q "reduced after backward" "$WORK/after.txt" || fail "bucket line (no overlap)"
+grep -Eq "in ([2-9]|[1-9][0-9]+) bucket\(s\) of <= 0.01 MiB" "$WORK/small.txt" || fail "bucket line (small buckets)"
+[[ "$(losses overlap)" == "$(losses after)" ]] || fail "overlap changed the losses"
+[[ "$(losses overlap)" == "$(losses small)" ]] || fail "bucket size changed the losses"
+[[ -n "$(losses overlap)" ]] || fail "no losses recorded"
+echo "ok: overlap on/off and 25 MiB / 0.01 MiB buckets give identical losses"
