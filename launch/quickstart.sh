@@ -9,13 +9,7 @@ source launch/mpi_env.sh
 RANKS=${CT_RANKS:-2}
 FLAGS=$(mpi_flags_for "$RANKS")
 
-mkdir -p data
-if [[ ! -f data/gw_train.h5 ]]; then
-  mpirun -np "$RANKS" $FLAGS build/clustertrain make-data --out data/gw_train.h5 --samples 16384 --length 1024 --seed 1
-fi
-if [[ ! -f data/gw_val.h5 ]]; then
-  mpirun -np "$RANKS" $FLAGS build/clustertrain make-data --out data/gw_val.h5 --samples 2048 --length 1024 --seed 2
-fi
+launch/demo_data.sh "$RANKS"
 
 CMD=(mpirun -np "$RANKS" $FLAGS build/clustertrain train --config configs/gw_vae.yaml "$@")
 echo "+ ${CMD[*]}"

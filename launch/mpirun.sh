@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Single-node launcher: runs `build/clustertrain ARGS...` under mpirun with one rank per GPU,
+# or, without GPUs, one rank per NUMA domain (CT_RANKS=N overrides). Passes --bind-to none,
+# because each rank binds itself with hwloc (to its GPU's cores, or its share of the node);
+# handles running as root; prints the command it runs.
+#   launch/mpirun.sh train --config configs/gw_vae.yaml [--set key=value ...]
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+source "$ROOT/launch/mpi_env.sh"
+BIN=${CT_BIN:-$ROOT/build/clustertrain}
+[[ -x "$BIN" ]] || { echo "mpirun.sh: $BIN not found; build it with launch/setup.sh" >&2; exit 2; }
+
+count_gpus() {
+  if [[ -n "${CUDA_VISIBLE_DEVICES:-}" ]]; then
+    tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .
+  elif command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi -L 2>/dev/null | grep -c "^GPU" || true
+  else
+    echo 0
+  fi
+}
+count_numa() { ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l; }
+
+if [[ -n "${CT_RANKS:-}" ]]; then
+  RANKS=$CT_RANKS why="CT_RANKS"
+elif (( $(count_gpus) > 0 )); then
+  RANKS=$(count_gpus) why="one per GPU"
+else
+  RANKS=$(( $(count_numa) > 0 ? $(count_numa) : 1 )) why="no GPU: one per NUMA domain"
+fi
+CMD=(mpirun -np "$RANKS" $(mpi_flags_for "$RANKS") "$BIN" "$@")
+echo "mpirun.sh: $RANKS rank(s) ($why): ${CMD[*]}" >&2
+exec "${CMD[@]}"
