@@ -4,7 +4,7 @@
 #      all-reduced raw / bucketed / per parameter, and a training step with overlap on and off;
 #   2. demo training throughput at 1 and 2 ranks under four placements, interleaved, REPEATS
 #      runs each, median of epochs 2-3 of each run, then the median over runs.
-#   bench/runtime.sh [REPEATS]          (default 3; about 6 minutes on 2 cores)
+#   bench/runtime.sh [REPEATS]          (default 3; about 13 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEATS=${1:-3}
@@ -24,12 +24,21 @@ mkdir -p bench/results
   echo
   echo "## Gradient all-reduce (\`mpirun -n 2 --bind-to none build/clustertrain bench allreduce -c configs/gw_vae.yaml\`)"
 } >"$OUT"
+allreduce() {  # allreduce [--set ...]: one run, its header line and tables
+  mpirun -n 2 $(mpi_flags_for 2) build/clustertrain bench allreduce -c configs/gw_vae.yaml --iterations 50 "$@" \
+    2>&1 | grep -E '^\||^$|bench allreduce' >>"$OUT"
+}
 for run in $(seq "$REPEATS"); do
   echo "bench: allreduce run $run/$REPEATS" >&2
-  { echo; echo "Run $run:"; } >>"$OUT"
-  mpirun -n 2 $(mpi_flags_for 2) build/clustertrain bench allreduce -c configs/gw_vae.yaml \
-    --iterations 50 2>&1 | grep -E '^\||bench allreduce' >>"$OUT"
+  { echo; echo "### Run $run"; echo; } >>"$OUT"
+  allreduce
 done
+{
+  echo
+  echo "### A deeper model: 12 hidden layers of 256 (52 parameter tensors)"
+  echo
+} >>"$OUT"
+allreduce --set "model.hidden=[256,256,256,256,256,256,256,256,256,256,256,256]"
 
 # Placements: NAME|MPIRUN FLAGS|TRAIN FLAGS
 PLACEMENTS=(

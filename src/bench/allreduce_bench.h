@@ -1,8 +1,9 @@
 // `clustertrain bench allreduce`: what gradient synchronisation costs, as tables.
 //
-// Table 1, the demo model's gradients all-reduced four ways, interleaved, medians:
-//   one raw all-reduce of all the bytes (the bound), bucketed at several bucket sizes (with the
-//   packing and unpacking a step pays), and one all-reduce per parameter.
+// Table 1, the demo model's gradients all-reduced several ways, interleaved, medians:
+//   one raw all-reduce of all the bytes (the bound), the same followed by the division that
+//   averaging costs, bucketed at several bucket sizes (gradients already in the buckets, as
+//   backward leaves them), and one all-reduce per parameter.
 // Table 2, a full training step (forward, backward, gradient sync, Adam) with overlap on and
 // off, beside the same step with no communication at all.
 #pragma once

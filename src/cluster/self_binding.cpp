@@ -18,20 +18,15 @@
 namespace ct {
 namespace {
 
-// The PUs next to each local rank's GPU; an empty set where hwloc cannot place the GPU.
-std::vector<CpuSet> GpuLocality(const Topology& topology, int local_size, int gpu_count, std::string* note,
-                                int local_rank) {
+// For every local rank q, the PUs next to its GPU (q % gpu_count); an empty set where hwloc
+// cannot place the GPU (no PCI information, or a build without the CUDA runtime).
+std::vector<CpuSet> GpuLocality(const Topology& topology, int local_size, int gpu_count) {
   std::vector<CpuSet> near(static_cast<size_t>(local_size));
-  if (gpu_count <= 0) return near;
-  for (int q = 0; q < local_size; ++q) {
+  for (int q = 0; gpu_count > 0 && q < local_size; ++q) {
     const std::optional<std::string> bus_id = GpuPciBusId(q % gpu_count);
     hwloc_obj_t pci = bus_id ? hwloc_get_pcidev_by_busidstring(topology.get(), bus_id->c_str()) : nullptr;
     hwloc_obj_t ancestor = pci ? hwloc_get_non_io_ancestor_obj(topology.get(), pci) : nullptr;
     if (ancestor && ancestor->cpuset) near[static_cast<size_t>(q)] = CpuSet(ancestor->cpuset);
-    if (q == local_rank) {
-      *note = "GPU " + bus_id.value_or("?") + " near cpus " +
-              (near[static_cast<size_t>(q)].Empty() ? std::string("unknown") : near[static_cast<size_t>(q)].List());
-    }
   }
   return near;
 }
@@ -64,8 +59,12 @@ RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, in
   for (const std::string& list : AllGatherStrings(world.LocalComm(), allowed.List())) {
     allowed_by_rank.push_back(CpuSet::FromList(list));
   }
-  const std::vector<CpuSet> gpu_near =
-      GpuLocality(topology, world.LocalSize(), gpu_count, &binding.gpu_near, world.LocalRank());
+  const std::vector<CpuSet> gpu_near = GpuLocality(topology, world.LocalSize(), gpu_count);
+  const CpuSet& my_gpu_near = gpu_near[static_cast<size_t>(world.LocalRank())];
+  if (gpu_count > 0) {
+    binding.gpu_near = "GPU " + GpuPciBusId(world.LocalRank() % gpu_count).value_or("?") + " near cpus " +
+                       (my_gpu_near.Empty() ? std::string("unknown") : my_gpu_near.List());
+  }
   const CpuSet planned = PlanRankCpus(topology, world.LocalRank(), allowed_by_rank, gpu_near);
   binding.cpus = planned.List();
 
@@ -79,7 +78,7 @@ RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, in
   facts.requested_threads = static_cast<int>(runtime.threads);
   binding.threads = ThreadsFor(facts);
   binding.warnings = ClampWarnings(facts, ThreadCountSettings());
-  if (!gpu_near.empty() && binding.gpu_near.find("unknown") != std::string::npos) {
+  if (gpu_count > 0 && my_gpu_near.Empty()) {
     binding.warnings.push_back("hwloc cannot place this rank's GPU on the PCI tree (no PCI information?): "
                                "bound to a share of the node instead of the GPU's socket");
   }

@@ -180,13 +180,14 @@ NcclCommunicator::NcclCommunicator(MPI_Comm world, int device_index, double time
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  // Finish outstanding collectives while the watchdog still guards them, then stop it.
+  if (state_->stream && state_->comm) cudaStreamSynchronize(state_->stream);
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     state_->stopping = true;
   }
   state_->changed.notify_all();
   if (state_->watchdog.joinable()) state_->watchdog.join();
-  if (state_->stream) cudaStreamSynchronize(state_->stream);
   state_->pending.clear();
   if (state_->comm) ncclCommDestroy(state_->comm);
   if (state_->stream) cudaStreamDestroy(state_->stream);
