@@ -64,7 +64,13 @@ int RunWithMpi(int argc, char** argv, Body body) {
   } catch (const std::exception& e) {
     const auto* error = dynamic_cast<const ct::Error*>(&e);
     const int code = error ? error->ExitCode() : ct::kExitFailure;
-    spdlog::error("{} ({})", e.what(), ct::ProcessIdentity());
+    if (error && error->Agreed()) {
+      // Every rank has this error: one message, from rank 0 (the rest only in their log files).
+      if (world.Rank() == 0) spdlog::error("{}", e.what());
+      else spdlog::debug("{} ({})", e.what(), ct::ProcessIdentity());
+    } else {
+      spdlog::error("{} ({})", e.what(), ct::ProcessIdentity());
+    }
     spdlog::default_logger()->flush();
     ct::AbortAllCommunicators();
     if (world.Size() > 1) world.Abort(code);  // ends every rank, not just this one

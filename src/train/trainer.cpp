@@ -7,11 +7,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <unistd.h>
 
 #include "cluster/mpi_check.h"
 #include "cluster/preemption.h"
+#include "cluster/agree.h"
+#include "cluster/hang_watchdog.h"
 #include "cluster/placement.h"
 #include "comm/gradient_sync.h"
 #include "comm/make_communicator.h"
@@ -102,22 +105,32 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
 
   // Data: each rank reads its own contiguous rows.
   auto load_start = Clock::now();
-  ShardLoader train = ShardLoader::Load(config.data.train, config.data.input_key, config.data.target_key,
-                                        world.Comm(), device);
-  ShardLoader val = ShardLoader::Load(config.data.val, config.data.input_key, config.data.target_key,
-                                      world.Comm(), device);
+  // A bad file fails every rank alike (or, for NaN rows, some ranks after all collective reads):
+  // agreed per file, so that rank 0 prints one message and no rank waits in a collective.
+  auto load = [&](const std::string& path) {
+    std::optional<ShardLoader> rows;
+    RunAgreed(world.Comm(), [&] {
+      rows.emplace(ShardLoader::Load(path, config.data.input_key, config.data.target_key, world.Comm(), device));
+    });
+    return std::move(*rows);
+  };
+  ShardLoader train = load(config.data.train);
+  const ShardLoader val = load(config.data.val);
   if (train.RowLength() != val.RowLength()) {
-    throw DataError("training rows have " + std::to_string(train.RowLength()) + " values but validation rows have " +
-                    std::to_string(val.RowLength()) + " (" + config.data.train + " vs " + config.data.val + ")");
+    throw Error("training rows have " + std::to_string(train.RowLength()) + " values but validation rows have " +
+                    std::to_string(val.RowLength()) + " (" + config.data.train + " vs " + config.data.val + ")",
+                kExitData, /*agreed=*/true);
   }
   const int64_t batch = config.train.batch_size;
   const int64_t accumulation = config.train.accumulation_steps;
   const int64_t steps = StepsPerEpoch(train.TotalRows(), world.Size(), batch) / accumulation;  // optimizer steps
   if (steps == 0) {
-    throw ConfigError("train.batch_size=" + std::to_string(batch) + " x train.accumulation_steps=" +
-                      std::to_string(accumulation) + " is larger than a rank's share of the " +
-                      std::to_string(train.TotalRows()) + " training rows over " + std::to_string(world.Size()) +
-                      " ranks; lower train.batch_size or use fewer ranks");
+    // Every rank computes the same from the same totals: one message, from rank 0.
+    throw Error("train.batch_size=" + std::to_string(batch) + " x train.accumulation_steps=" +
+                    std::to_string(accumulation) + " is larger than a rank's share of the " +
+                    std::to_string(train.TotalRows()) + " training rows over " + std::to_string(world.Size()) +
+                    " ranks; lower train.batch_size or use fewer ranks",
+                kExitUsage, /*agreed=*/true);
   }
   if (lead) {
     spdlog::info("data: {} train rows, {} val rows of length {}; {} steps per epoch ({:.1f} s to load)",
@@ -128,7 +141,8 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   VaeMlp model(train.RowLength(), config.model.hidden, config.model.latent);
   model->to(device);
-  std::unique_ptr<Communicator> comm = MakeCommunicator(config.runtime, world, device);
+  std::unique_ptr<Communicator> comm;
+  RunAgreed(world.Comm(), [&] { comm = MakeCommunicator(config.runtime, world, device); });
   GradientSync sync(model->parameters(), *comm, {config.runtime.bucket_mb, config.runtime.overlap});
   sync.BroadcastParameters();
   if (lead) {
@@ -158,11 +172,15 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   int64_t global_step = 0;
   double lr = policy.WarmupLr(0);
   if (!resume_path.empty()) {
-    TrainingState s = LoadCheckpoint(resume_path, *model, optimizer, device);
-    if (s.model_fingerprint != fingerprint) {
-      throw ConfigError("checkpoint '" + resume_path + "' holds a " + s.model_fingerprint + " model, but the config "
-                        "asks for " + fingerprint + "; resume with the same model settings or start a new output.dir");
-    }
+    TrainingState s;
+    RunAgreed(world.Comm(), [&] {  // every rank reads the same file: one message if it is bad
+      s = LoadCheckpoint(resume_path, *model, optimizer, device);
+      if (s.model_fingerprint != fingerprint) {
+        throw ConfigError("checkpoint '" + resume_path + "' holds a " + s.model_fingerprint + " model, but the "
+                          "config asks for " + fingerprint + "; resume with the same model settings or start a new "
+                          "output.dir");
+      }
+    });
     start_epoch = s.epoch;
     start_step = s.step_in_epoch;
     if (start_step > 0) {
@@ -202,8 +220,11 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   if (lead && resume_path.empty()) WriteFileAtomically(csv_path, CsvHeader() + "\n");
   const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device);
 
+  // From here every rank beats at each step, validation and checkpoint; one that stops ends the job.
+  HangWatchdog watchdog(config.runtime.watchdog_s);
   auto save_checkpoint = [&](int64_t epochs_done, int64_t step_in_epoch = 0, const at::Tensor& partial = {}) {
     if (!lead) return;
+    watchdog.Beat("checkpoint");
     TrainingState s;
     s.epoch = epochs_done;
     s.step_in_epoch = step_in_epoch;
@@ -234,6 +255,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     at::Tensor step_losses = resuming_here ? resumed_losses.to(device) : at::zeros({steps, 3}, float_options);
     double data_seconds = 0, compute_seconds = 0, comm_seconds = 0;
     for (int64_t step = resuming_here ? start_step : 0; step < steps; ++step, ++global_step) {
+      watchdog.Beat("training step");
       // Step boundary: stop together if any rank was signalled (one int all-reduced on the host).
       int stop = PreemptionRequested() ? 1 : 0;
       if (world.Size() > 1) MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, world.Comm()));
@@ -290,10 +312,11 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
                       std::to_string(epoch + 1) + "; lower train.lr (now " + std::to_string(lr) +
                       ") or add warmup (train.warmup_epochs), and resume from the last good checkpoint with "
                       "--resume auto",
-                  kExitNonFinite);
+                  kExitNonFinite, /*agreed=*/true);
     }
     const double train_seconds = SecondsSince(epoch_start);
 
+    watchdog.Beat("validation");
     const auto val_start = Clock::now();
     const ValLoss v = Validate(model, val, config.model.beta, *comm);
     const double val_seconds = SecondsSince(val_start);

@@ -65,7 +65,8 @@ struct RuntimeConfig {
   std::string backend = "auto";
   double bucket_mb = 25.0;       // gradient bucket size (PyTorch DDP's default)
   bool overlap = true;           // all-reduce buckets during backward
-  double comm_timeout_s = 300.0; // NCCL watchdog: a collective stuck this long ends the job
+  double comm_timeout_s = 60.0;  // NCCL watchdog: a collective stuck this long ends the job
+  double watchdog_s = 60.0;      // a rank without progress this long ends the job (0: off)
 };
 
 struct Config {

@@ -238,6 +238,9 @@ std::vector<ConfigKey> BuildKeys() {
       Real("runtime.comm_timeout_s",
            "NCCL: a collective running longer than this aborts the job (a peer died or hangs)",
            [](Config& c) -> auto& { return c.runtime.comm_timeout_s; }, 0.0, true),
+      Real("runtime.watchdog_s",
+           "a rank that makes no progress (step, validation batch, checkpoint) this long ends the job; 0 = off",
+           [](Config& c) -> auto& { return c.runtime.watchdog_s; }, 0.0, false),
   };
 }
 

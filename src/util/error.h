@@ -22,12 +22,15 @@ enum ExitCode : int {
 
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& what, int exit_code = kExitFailure)
-      : std::runtime_error(what), exit_code_(exit_code) {}
+  explicit Error(const std::string& what, int exit_code = kExitFailure, bool agreed = false)
+      : std::runtime_error(what), exit_code_(exit_code), agreed_(agreed) {}
   int ExitCode() const { return exit_code_; }
+  // Every rank holds this same error (cluster/agree.h): rank 0 alone reports it.
+  bool Agreed() const { return agreed_; }
 
  private:
   int exit_code_;
+  bool agreed_;
 };
 
 class ConfigError : public Error {

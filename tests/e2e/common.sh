@@ -22,17 +22,18 @@ tiny_data() {
   "$BIN" make-data --out "$1/val.h5" -n 512 -l 256 --seed 12 >/dev/null
 }
 
-# expect_failure CODE PATTERN -- command...: the command exits with CODE within 120 s and
-# prints PATTERN (once, on stderr or stdout).
+# expect_failure CODE PATTERN -- command...: the command exits with CODE within 30 s and
+# prints PATTERN exactly once (one message, from rank 0), on stderr or stdout, with no core dump.
 expect_failure() {
   local code=$1 pattern=$2
   shift 3
   local out="$WORK/out.txt" rc=0
-  timeout 120 "$@" >"$out" 2>&1 || rc=$?
+  timeout 30 "$@" >"$out" 2>&1 || rc=$?
   [[ $rc -ne 124 ]] || fail "timed out (a rank hung): $*"
   [[ $rc -eq $code ]] || { cat "$out"; fail "exit code $rc, expected $code: $*"; }
   local hits
   hits=$(grep -c -- "$pattern" "$out" || true)
-  [[ $hits -ge 1 ]] || { cat "$out"; fail "output lacks '$pattern': $*"; }
+  [[ $hits -eq 1 ]] || { cat "$out"; fail "'$pattern' printed $hits times, expected once: $*"; }
+  ! grep -qi "core dumped" "$out" || { cat "$out"; fail "core dump: $*"; }
   echo "ok: exit $rc, '$pattern' ($hits line(s)): ${*: -2}"
 }

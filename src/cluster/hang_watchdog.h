@@ -1,0 +1,39 @@
+// Ends this rank when it stops making progress, so that no job hangs on its allocation.
+//
+// A rank whose peer hangs without dying (a SIGSTOP, a deadlock, a stuck file system) waits in
+// a collective forever: MPI cannot tell a slow peer from a dead one. The trainer calls Beat()
+// at every step boundary, validation batch and checkpoint; a thread checks once a second and,
+// when no beat came for runtime.watchdog_s, logs what the rank was doing and exits with
+// kExitComm. mpirun (and srun --kill-on-bad-exit) then end every other rank.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace ct {
+
+class HangWatchdog {
+ public:
+  explicit HangWatchdog(double timeout_seconds);  // 0 disables it
+  ~HangWatchdog();
+  HangWatchdog(const HangWatchdog&) = delete;
+  HangWatchdog& operator=(const HangWatchdog&) = delete;
+
+  // Progress: `phase` (a string literal) says what comes next, for the message.
+  void Beat(const char* phase);
+
+ private:
+  void Watch();
+
+  double timeout_seconds_;
+  std::atomic<int64_t> last_beat_ns_{0};
+  std::atomic<const char*> phase_{"start"};
+  std::mutex mutex_;
+  std::condition_variable stop_signal_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ct
