@@ -94,7 +94,8 @@ void PrepareRunDirectory(const Config& config, const MpiWorld& world, bool resum
 
 void RunTraining(const Config& config, const MpiWorld& world, const std::string& resume) {
   const auto run_start = Clock::now();
-  const std::string resume_path = ResolveResume(resume, config);
+  std::string resume_path;
+  RunAgreed(world.Comm(), [&] { resume_path = ResolveResume(resume, config); });
   PrepareRunDirectory(config, world, !resume_path.empty());
   const bool lead = world.Rank() == 0;
   if (lead) spdlog::info("clustertrain {}: {} ranks, run directory {}", CT_VERSION, world.Size(), config.output.dir);
