@@ -38,6 +38,8 @@ std::vector<std::pair<std::string, std::string>> RecordFields(const EpochRecord&
       {"data_seconds", Number(r.data_seconds)},
       {"compute_seconds", Number(r.compute_seconds)},
       {"comm_seconds", Number(r.comm_seconds)},
+      {"skipped_steps", std::to_string(r.skipped_steps)},
+      {"max_rss_mb", Number(r.max_rss_mb)},
   };
 }
 

@@ -24,7 +24,9 @@ struct EpochRecord {
   // asynchronous: time shows up where the host waits, usually in comm).
   double data_seconds = 0;     // building batches
   double compute_seconds = 0;  // forward, backward, optimizer
-  double comm_seconds = 0;     // gradient all-reduce
+  double comm_seconds = 0;     // waiting for the gradient all-reduce after backward
+  int64_t skipped_steps = 0;   // steps skipped for a non-finite loss (train.on_nonfinite=skip)
+  double max_rss_mb = 0;       // largest resident memory of any rank at the epoch's end
 };
 
 // (name, JSON value) in a fixed order: the one definition of the record's fields.

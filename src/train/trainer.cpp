@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 
 #include <unistd.h>
@@ -32,6 +33,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/logging.h"
+#include "util/process_memory.h"
 #include "util/random.h"
 
 namespace ct {
@@ -41,6 +43,14 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Whether `loss` (a scalar on the device) is finite on every rank: a host sync, which the user
+// opts into with train.nan_check_every.
+bool AllFinite(const at::Tensor& loss, const MpiWorld& world) {
+  int finite = std::isfinite(loss.item<float>()) ? 1 : 0;
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &finite, 1, MPI_INT, MPI_MIN, world.Comm()));
+  return finite == 1;
 }
 
 void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
@@ -124,6 +134,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   }
   const int64_t batch = config.train.batch_size;
   const int64_t accumulation = config.train.accumulation_steps;
+  const int64_t check_every = config.train.nan_check_every;
   const int64_t steps = StepsPerEpoch(train.TotalRows(), world.Size(), batch) / accumulation;  // optimizer steps
   if (steps == 0) {
     // Every rank computes the same from the same totals: one message, from rank 0.
@@ -255,6 +266,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     const bool resuming_here = epoch == start_epoch && start_step > 0;
     at::Tensor step_losses = resuming_here ? resumed_losses.to(device) : at::zeros({steps, 3}, float_options);
     double data_seconds = 0, compute_seconds = 0, comm_seconds = 0;
+    int64_t skipped_steps = 0;
     for (int64_t step = resuming_here ? start_step : 0; step < steps; ++step, ++global_step) {
       watchdog.Beat("training step");
       // Step boundary: stop together if any rank was signalled (one int all-reduced on the host).
@@ -298,19 +310,37 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
       auto t2 = Clock::now();
       sync.AverageGradients();
       auto t3 = Clock::now();
-      optimizer.step();
+      if (check_every > 0 && (global_step + 1) % check_every == 0 && !AllFinite(step_losses[step][0], world)) {
+        // Opted in (train.nan_check_every): every rank saw the same all-reduced verdict.
+        const std::string where = "epoch " + std::to_string(epoch + 1) + " step " + std::to_string(step + 1);
+        if (config.train.on_nonfinite == "stop") {
+          throw Error("the training loss became non-finite on some rank in " + where + "; lower train.lr (now " +
+                          fmt::format("{:.3g}", lr) + ") or add warmup (train.warmup_epochs), and resume from the last "
+                          "good checkpoint with --resume auto",
+                      kExitNonFinite, /*agreed=*/true);
+        }
+        ++skipped_steps;
+        step_losses[step].fill_(std::numeric_limits<float>::quiet_NaN());  // left out of the epoch's means
+        if (lead && skipped_steps <= 3) {
+          spdlog::warn("non-finite loss in {}: step skipped (train.on_nonfinite=skip){}", where,
+                       skipped_steps == 3 ? "; further skips this epoch are counted in skipped_steps" : "");
+        }
+      } else {
+        optimizer.step();
+      }
       comm_seconds += std::chrono::duration<double>(t3 - t2).count();
       compute_seconds += SecondsSince(t3);
       progress.Step(step + 1);
     }
     progress.Finish();
-    at::Tensor train_means = step_losses.mean(/*dim=*/0);
+    // Skipped steps are NaN: left out (if every step was skipped the mean is NaN and stops the run).
+    at::Tensor train_means = skipped_steps > 0 ? at::nanmean(step_losses, /*dim=*/0) : step_losses.mean(/*dim=*/0);
     comm->AllReduceAverage(train_means);
     at::Tensor train_host = train_means.cpu();  // the epoch's one copy to the host
     // All-reduced, so every rank sees the same value and stops together.
     if (!std::isfinite(train_host.data_ptr<float>()[0])) {
-      throw Error("the training loss became " + std::to_string(train_host.data_ptr<float>()[0]) + " in epoch " +
-                      std::to_string(epoch + 1) + "; lower train.lr (now " + std::to_string(lr) +
+      throw Error("the training loss became " + fmt::format("{}", train_host.data_ptr<float>()[0]) + " in epoch " +
+                      std::to_string(epoch + 1) + "; lower train.lr (now " + fmt::format("{:.3g}", lr) +
                       ") or add warmup (train.warmup_epochs), and resume from the last good checkpoint with "
                       "--resume auto",
                   kExitNonFinite, /*agreed=*/true);
@@ -321,6 +351,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     const auto val_start = Clock::now();
     const ValLoss v = Validate(model, val, config.model.beta, *comm);
     const double val_seconds = SecondsSince(val_start);
+
 
     EpochRecord record;
     record.epoch = epoch + 1;
@@ -342,12 +373,22 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     record.data_seconds = data_seconds;
     record.compute_seconds = compute_seconds;
     record.comm_seconds = comm_seconds;
+    record.skipped_steps = skipped_steps;
+    record.max_rss_mb = ResidentMegabytes();
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &record.max_rss_mb, 1, MPI_DOUBLE, MPI_MAX, world.Comm()));
     if (lead) {
       spdlog::info("{}", ConsoleLine(record, config.train.epochs));
       AppendLine(metrics_path, ToJson(record));
       AppendLine(csv_path, ToCsv(record));
     }
 
+    if (!std::isfinite(v.loss)) {  // all-reduced: every rank stops here, after the epoch's record
+      throw Error("the validation loss became " + fmt::format("{}", v.loss) + " in epoch " +
+                      std::to_string(epoch + 1) + " (the weights are no longer finite" +
+                      (skipped_steps ? ", " + std::to_string(skipped_steps) + " steps skipped" : std::string()) +
+                      "); lower train.lr and resume from the last good checkpoint with --resume auto",
+                  kExitNonFinite, /*agreed=*/true);
+    }
     // Every rank steps the scheduler with the same all-reduced number: same decision.
     // Warmup owns the lr until it ends; the plateau logic counts only epochs after it.
     if (!policy.InWarmup(global_step)) {

@@ -57,7 +57,11 @@ void WriteFileAtomically(const std::string& path, std::string_view bytes) {
     }
     done += static_cast<size_t>(n);
   }
-  if (::close(fd) != 0) throw Error(SystemError("closing", tmp));
+  if (::close(fd) != 0) {
+    std::string msg = SystemError("closing", tmp);
+    ::unlink(tmp.c_str());
+    throw Error(msg + " (disk full or quota exceeded?)");
+  }
   CommitTemporaryFile(path);
 }
 

@@ -121,6 +121,10 @@ void CheckPathReadable(const std::string& key, const std::string& path) {
 
 void ValidateRelations(const Config& c) {
   if (c.output.dir.empty()) throw ConfigError("config key 'output.dir' is empty: give a run directory");
+  if (c.train.on_nonfinite == "skip" && c.train.nan_check_every == 0) {
+    throw ConfigError("config key 'train.on_nonfinite' is skip, but steps are checked only at epoch ends "
+                      "(train.nan_check_every=0): set train.nan_check_every (1 checks every step)");
+  }
   if (c.train.plateau.min_lr >= c.train.lr) {
     throw ConfigError("config key 'train.plateau.min_lr' (" + std::to_string(c.train.plateau.min_lr) +
                       ") must be below train.lr (" + std::to_string(c.train.lr) + ")");

@@ -47,6 +47,8 @@ struct TrainConfig {
   std::string device = "auto";
   int64_t accumulation_steps = 1;   // micro-batches per optimizer step
   int64_t early_stop_patience = 0;  // 0 = never stop early
+  int64_t nan_check_every = 0;      // steps between non-finite-loss checks (a host sync); 0 = epoch ends only
+  std::string on_nonfinite = "stop";  // stop | skip (the step; needs nan_check_every)
   PlateauConfig plateau;
 };
 

@@ -45,6 +45,22 @@ expect_failure 1 "cannot read checkpoint" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@
   --set train.epochs=2 --resume "$WORK/truncated.pt"
 [[ -s "$WORK/ok/checkpoints/epoch-000001.pt" && $(wc -l < "$WORK/ok/metrics.jsonl") -eq 1 ]] \
   || fail "a refused resume changed the earlier checkpoint or metrics"
+# Disk full while checkpointing: a 1.6 MB tmpfs holds the first checkpoint (~1 MB) but not the
+# second. The run stops with a clear error; the first checkpoint is intact, no temporary is left.
+if [[ $(id -u) -eq 0 ]] && mkdir -p "$WORK/small" && mount -t tmpfs -o size=1600k tmpfs "$WORK/small" 2>/dev/null; then
+  trap 'umount "$WORK/small" 2>/dev/null; rm -rf "$WORK"' EXIT
+  expect_failure 1 "disk full or quota exceeded" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+    --set output.dir="$WORK/small/run" --set train.epochs=3 --set output.checkpoint_every=1
+  ls "$WORK/small/run/checkpoints"
+  [[ -s "$WORK/small/run/checkpoints/epoch-000001.pt" ]] || fail "the first checkpoint is gone"
+  ! ls "$WORK/small/run/checkpoints" | grep -q "tmp" || fail "a temporary checkpoint was left behind"
+  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/resumed_small" --set train.epochs=2 \
+    --resume "$WORK/small/run/checkpoints/epoch-000001.pt" | grep -q "resumed from" \
+    || fail "the checkpoint written before the disk filled does not resume"
+  echo "ok: disk full while checkpointing; the earlier checkpoint resumes"
+else
+  echo "skipped: the disk-full case needs root to mount a small tmpfs"
+fi
 # srun without --mpi=pmix starts singletons: each sees a world of 1 while the step has 2 tasks.
 SLURM_STEP_NUM_TASKS=2 expect_failure 4 "MPI sees a world of 1" -- "$BIN" train "${T[@]}"
 [[ ! -e "$WORK/run/model.pt" ]] || fail "a failed run left a model.pt"

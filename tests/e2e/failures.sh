@@ -35,4 +35,13 @@ grep -q "error: no progress for [0-9]* s at 'training step' (rank 0" "$WORK/stop
 
 expect_failure 5 "the training loss became" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
   --set output.dir="$WORK/diverged" --set train.lr=1e30
+# Checked every step (opted in): the error names the step, before the epoch ends.
+expect_failure 5 "non-finite on some rank in epoch 1 step 2;" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+  --set output.dir="$WORK/checked" --set train.lr=1e30 --set train.nan_check_every=1
+# Skip: the non-finite steps are not applied and are counted; the weights the first (finite) step
+# blew up stay non-finite, so validation stops the run after recording the epoch.
+expect_failure 5 "the validation loss became" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+  --set output.dir="$WORK/skipped" --set train.lr=1e30 --set train.nan_check_every=1 --set train.on_nonfinite=skip
+grep -q "step skipped (train.on_nonfinite=skip)" "$WORK/out.txt" || fail "no skip warning"
+grep -q '"skipped_steps":63,' "$WORK/skipped/metrics.jsonl" || { cat "$WORK/skipped/metrics.jsonl"; fail "skipped_steps"; }
 echo "all failure cases ok"

@@ -139,6 +139,15 @@ TEST(Config, RuntimeKeysForBindingAndGradientSync) {
   EXPECT_NE(ErrorOf([] { LoadConfig("", {"runtime.interop_threads=0"}); }).find("auto or >= 1"), std::string::npos);
 }
 
+TEST(Config, SkippingNonFiniteStepsNeedsPerStepChecks) {
+  EXPECT_EQ(LoadConfig("", {}).train.on_nonfinite, "stop");
+  EXPECT_EQ(LoadConfig("", {}).train.nan_check_every, 0);
+  const std::string msg = ErrorOf([] { LoadConfig("", {"train.on_nonfinite=skip"}); });
+  EXPECT_NE(msg.find("set train.nan_check_every"), std::string::npos) << msg;
+  Config c = LoadConfig("", {"train.on_nonfinite=skip", "train.nan_check_every=10"});
+  EXPECT_EQ(c.train.nan_check_every, 10);
+}
+
 TEST(Config, HelpListsEveryKey) {
   std::string help = ConfigKeyHelp();
   for (const char* key : {"data.train", "model.beta", "train.plateau.cooldown", "runtime.backend"}) {
