@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "comm/make_communicator.h"
 #include "comm/mpi_communicator.h"
 #include "mpi/mpi_test_world.h"
 #include "util/error.h"
@@ -71,6 +72,34 @@ TEST(MpiCommunicator, RejectsUnsupportedInputsClearly) {
   at::Tensor half = at::zeros({4}, at::kHalf);
   EXPECT_THROW(comm.AllReduceSum(half), CommError);
   EXPECT_THROW(comm.AllReduceAverageAsync(half), CommError);  // at the call, not later on the thread
+}
+
+}  // namespace
+}  // namespace ct
+
+namespace ct {
+namespace {
+
+std::string FactoryError(const std::string& backend, const c10::Device& device) {
+  RuntimeConfig runtime;
+  runtime.backend = backend;
+  try {
+    MakeCommunicator(runtime, test::World(), device);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(MakeCommunicator, ChoosesByDeviceAndRefusesWhatCannotWork) {
+  RuntimeConfig runtime;  // backend auto
+  EXPECT_EQ(MakeCommunicator(runtime, test::World(), c10::Device(c10::kCPU))->Name(), "mpi");
+#ifdef CT_HAVE_NCCL
+  EXPECT_NE(FactoryError("nccl", c10::Device(c10::kCPU)).find("needs train.device=cuda"), std::string::npos);
+#else
+  // NCCL requested from a build without it: the error names the CMake switch.
+  EXPECT_NE(FactoryError("nccl", c10::Device(c10::kCPU)).find("-DCT_WITH_NCCL=ON"), std::string::npos);
+#endif
 }
 
 }  // namespace
