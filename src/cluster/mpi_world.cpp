@@ -33,6 +33,8 @@ MpiWorld::MpiWorld(int* argc, char*** argv) {
   MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local_comm_));
   MPI_CHECK(MPI_Comm_rank(local_comm_, &local_rank_));
   MPI_CHECK(MPI_Comm_size(local_comm_, &local_size_));
+  MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &agree_comm_));
+  MPI_Comm_set_errhandler(agree_comm_, MPI_ERRORS_RETURN);
 }
 
 MpiWorld::~MpiWorld() {
@@ -40,6 +42,7 @@ MpiWorld::~MpiWorld() {
   MPI_Finalized(&finalized);
   if (finalized) return;
   if (local_comm_ != MPI_COMM_NULL) MPI_Comm_free(&local_comm_);
+  if (agree_comm_ != MPI_COMM_NULL) MPI_Comm_free(&agree_comm_);
   MPI_Finalize();
 }
 

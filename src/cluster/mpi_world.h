@@ -21,6 +21,7 @@ class MpiWorld {
   const std::string& Host() const { return host_; }
   MPI_Comm Comm() const { return MPI_COMM_WORLD; }
   MPI_Comm LocalComm() const { return local_comm_; }  // the ranks on this node
+  MPI_Comm AgreementComm() const { return agree_comm_; }  // a copy of the world for cluster/agree.h
   // MPI's thread level: MPI_THREAD_SERIALIZED or better lets a communication thread call MPI.
   int ThreadLevel() const { return thread_level_; }
 
@@ -35,6 +36,7 @@ class MpiWorld {
   int thread_level_ = MPI_THREAD_SINGLE;
   std::string host_;
   MPI_Comm local_comm_ = MPI_COMM_NULL;
+  MPI_Comm agree_comm_ = MPI_COMM_NULL;
 };
 
 }  // namespace ct

@@ -24,7 +24,7 @@ c10::Device ChooseDevice(const std::string& requested, const MpiWorld& world) {
 
 Placement PlaceThisRank(const Config& config, const MpiWorld& world) {
   Placement placement;
-  RunAgreed(world.Comm(), [&] { placement.device = ChooseDevice(config.train.device, world); });
+  RunAgreed(world, [&] { placement.device = ChooseDevice(config.train.device, world); });
   const int gpus = placement.device.is_cuda() ? static_cast<int>(torch::cuda::device_count()) : 0;
   placement.binding = BindThisRank(config.runtime, world, gpus);
   ReportBindings(world, placement.binding, placement.device.str());

@@ -37,28 +37,33 @@ std::string BuiltBackends() {
 #endif
 }
 
-std::unique_ptr<Communicator> MakeCommunicator(const RuntimeConfig& runtime, const MpiWorld& world,
-                                               const c10::Device& device) {
-  const std::string& backend = runtime.backend;
-  const std::string chosen = backend == "auto" ? (device.is_cuda() ? "nccl" : "mpi") : backend;
-  if (chosen == "mpi") {
-    if (device.is_cuda()) {
-      throw ConfigError("runtime.backend=mpi cannot reduce CUDA tensors in this version; use "
-                        "runtime.backend=auto (nccl) or train.device=cpu");
-    }
-    if (world.Rank() == 0) spdlog::info("communication backend: mpi (requested {})", backend);
-    return std::make_unique<MpiCommunicator>(world.Comm());
+std::string ChooseBackend(const RuntimeConfig& runtime, const c10::Device& device) {
+  const std::string chosen = runtime.backend == "auto" ? (device.is_cuda() ? "nccl" : "mpi") : runtime.backend;
+  if (chosen == "mpi" && device.is_cuda()) {
+    throw ConfigError("runtime.backend=mpi cannot reduce CUDA tensors in this version; use "
+                      "runtime.backend=auto (nccl) or train.device=cpu");
   }
 #ifdef CT_HAVE_NCCL
-  if (!device.is_cuda()) {
+  if (chosen == "nccl" && !device.is_cuda()) {
     throw ConfigError("runtime.backend=nccl needs train.device=cuda; CPU tensors use runtime.backend=mpi");
   }
-  if (world.Rank() == 0) spdlog::info("communication backend: nccl (requested {})", backend);
-  return std::make_unique<NcclCommunicator>(world.Comm(), device.index(), runtime.comm_timeout_s);
 #else
-  throw ConfigError("runtime.backend=" + chosen + " is not built into this binary (built: " + BuiltBackends() +
-                    "); rebuild with NCCL and CUDA available (CMake -DCT_WITH_NCCL=ON) or use runtime.backend=mpi");
+  if (chosen == "nccl") {
+    throw ConfigError("runtime.backend=nccl is not built into this binary (built: " + BuiltBackends() +
+                      "); rebuild with NCCL and CUDA available (CMake -DCT_WITH_NCCL=ON) or use runtime.backend=mpi");
+  }
 #endif
+  return chosen;
+}
+
+std::unique_ptr<Communicator> MakeCommunicator(const RuntimeConfig& runtime, const MpiWorld& world,
+                                               const c10::Device& device) {
+  const std::string chosen = ChooseBackend(runtime, device);
+  if (world.Rank() == 0) spdlog::info("communication backend: {} (requested {})", chosen, runtime.backend);
+#ifdef CT_HAVE_NCCL
+  if (chosen == "nccl") return std::make_unique<NcclCommunicator>(world.Comm(), device.index(), runtime.comm_timeout_s);
+#endif
+  return std::make_unique<MpiCommunicator>(world.Comm());
 }
 
 }  // namespace ct

@@ -10,7 +10,12 @@
 
 namespace ct {
 
-// runtime.backend: "auto" (nccl for CUDA devices, mpi for CPU), "mpi" or "nccl". Logs the choice.
+// What runtime.backend ("auto": nccl for CUDA devices, mpi for CPU; "mpi"; "nccl") means on
+// `device`: "mpi" or "nccl". Throws ConfigError for a combination that cannot work. No
+// communication, so every rank can check it before any collective.
+std::string ChooseBackend(const RuntimeConfig& runtime, const c10::Device& device);
+
+// Collective. Builds the backend ChooseBackend names and logs the choice.
 std::unique_ptr<Communicator> MakeCommunicator(const RuntimeConfig& runtime, const MpiWorld& world,
                                                const c10::Device& device);
 

@@ -105,7 +105,7 @@ void PrepareRunDirectory(const Config& config, const MpiWorld& world, bool resum
 void RunTraining(const Config& config, const MpiWorld& world, const std::string& resume) {
   const auto run_start = Clock::now();
   std::string resume_path;
-  RunAgreed(world.Comm(), [&] { resume_path = ResolveResume(resume, config); });
+  RunAgreed(world, [&] { resume_path = ResolveResume(resume, config); });
   PrepareRunDirectory(config, world, !resume_path.empty());
   const bool lead = world.Rank() == 0;
   if (lead) spdlog::info("clustertrain {}: {} ranks, run directory {}", CT_VERSION, world.Size(), config.output.dir);
@@ -120,7 +120,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   // agreed per file, so that rank 0 prints one message and no rank waits in a collective.
   auto load = [&](const std::string& path) {
     std::optional<ShardLoader> rows;
-    RunAgreed(world.Comm(), [&] {
+    RunAgreed(world, [&] {
       rows.emplace(ShardLoader::Load(path, config.data.input_key, config.data.target_key, world.Comm(), device));
     });
     return std::move(*rows);
@@ -153,8 +153,8 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   VaeMlp model(train.RowLength(), config.model.hidden, config.model.latent);
   model->to(device);
-  std::unique_ptr<Communicator> comm;
-  RunAgreed(world.Comm(), [&] { comm = MakeCommunicator(config.runtime, world, device); });
+  RunAgreed(world, [&] { ChooseBackend(config.runtime, device); });  // a bad choice: one message
+  std::unique_ptr<Communicator> comm = MakeCommunicator(config.runtime, world, device);
   GradientSync sync(model->parameters(), *comm, {config.runtime.bucket_mb, config.runtime.overlap});
   sync.BroadcastParameters();
   if (lead) {
@@ -185,7 +185,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   double lr = policy.WarmupLr(0);
   if (!resume_path.empty()) {
     TrainingState s;
-    RunAgreed(world.Comm(), [&] {  // every rank reads the same file: one message if it is bad
+    RunAgreed(world, [&] {  // every rank reads the same file: one message if it is bad
       s = LoadCheckpoint(resume_path, *model, optimizer, device);
       if (s.model_fingerprint != fingerprint) {
         throw ConfigError("checkpoint '" + resume_path + "' holds a " + s.model_fingerprint + " model, but the "

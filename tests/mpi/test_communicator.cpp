@@ -84,7 +84,7 @@ std::string FactoryError(const std::string& backend, const c10::Device& device) 
   RuntimeConfig runtime;
   runtime.backend = backend;
   try {
-    MakeCommunicator(runtime, test::World(), device);
+    ChooseBackend(runtime, device);
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -94,7 +94,9 @@ std::string FactoryError(const std::string& backend, const c10::Device& device) 
 TEST(MakeCommunicator, ChoosesByDeviceAndRefusesWhatCannotWork) {
   RuntimeConfig runtime;  // backend auto
   EXPECT_EQ(MakeCommunicator(runtime, test::World(), c10::Device(c10::kCPU))->Name(), "mpi");
+  EXPECT_NE(FactoryError("mpi", c10::Device(c10::kCUDA, 0)).find("cannot reduce CUDA tensors"), std::string::npos);
 #ifdef CT_HAVE_NCCL
+  EXPECT_EQ(ChooseBackend(runtime, c10::Device(c10::kCUDA, 0)), "nccl");
   EXPECT_NE(FactoryError("nccl", c10::Device(c10::kCPU)).find("needs train.device=cuda"), std::string::npos);
 #else
   // NCCL requested from a build without it: the error names the CMake switch.
