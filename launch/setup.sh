@@ -18,7 +18,8 @@ PACKAGES=(
   libhwloc-dev libspdlog-dev libyaml-cpp-dev libcli11-dev libgtest-dev
 )
 if [[ "${1:-}" == "--tests" ]]; then
-  PACKAGES+=(python3-torch python3-h5py python3-numpy)
+  PACKAGES+=(python3-torch python3-h5py python3-numpy
+             slurm-wlm munge)            # a local Slurm for tests/e2e/slurm.sh (skipped without it)
 fi
 
 missing=()

@@ -1,0 +1,49 @@
+# The shipped sbatch script on a real (local, single-node) Slurm: munged, slurmctld and slurmd
+# started here by tests/slurm/local_slurm.sh. 1) `sbatch --wait` of slurm/single_node.sbatch on
+# 2 tasks completes and writes its metrics; 2) scancel --signal=USR1 mid-run makes the trainer
+# checkpoint and exit 75, train_step.sh requeues the job, and the restarted job resumes and
+# finishes with every epoch. Skipped, with the reason, where the daemons cannot start.
+source "$(dirname "$0")/common.sh"
+SLURM_DIR="$WORK/slurm"
+tests/slurm/local_slurm.sh start "$SLURM_DIR" || exit $?
+trap 'tests/slurm/local_slurm.sh stop "$SLURM_DIR"; rm -rf "$WORK"' EXIT
+export SLURM_CONF="$SLURM_DIR/slurm.conf"
+tiny_data "$WORK" 4096
+export CT_CONFIG=configs/tiny.yaml CT_BIN="$BIN"
+# CPU tasks on this node: the GPU request of the script is overridden on the command line.
+SB=(sbatch --gpus-per-node=0 --ntasks-per-node=2 --cpus-per-task=1 --time=10)
+T=(--set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5")
+job_field() { scontrol show job "$1" | grep -o "$2=[^ ]*" | head -1 | cut -d= -f2; }
+
+# 1. A job that runs to the end.
+timeout 300 "${SB[@]}" --wait -o "$WORK/first.out" slurm/single_node.sbatch "${T[@]}" \
+  --set output.dir="$WORK/first" --set train.epochs=3 >"$WORK/submit.txt" \
+  || { cat "$WORK/first.out" "$WORK/submit.txt"; fail "sbatch --wait failed"; }
+job=$(grep -o "[0-9]*$" "$WORK/submit.txt")
+[[ "$(job_field "$job" JobState)" == "COMPLETED" ]] || { cat "$WORK/first.out"; fail "job $job: $(job_field "$job" JobState)"; }
+grep -q "rank 1/2" "$WORK/first.out" || { cat "$WORK/first.out"; fail "the job did not run 2 ranks in one MPI world"; }
+[[ $(wc -l <"$WORK/first/metrics.jsonl") -eq 3 ]] || fail "metrics.jsonl lacks epochs"
+echo "ok: sbatch --wait slurm/single_node.sbatch: job $job COMPLETED with 2 ranks, 3 epochs"
+
+# 2. Preempted mid-run, requeued, resumed.
+job=$("${SB[@]}" --parsable -o "$WORK/second.out" slurm/single_node.sbatch "${T[@]}" \
+  --set output.dir="$WORK/second" --set train.epochs=40 --set output.checkpoint_every=0)
+for _ in $(seq 600); do grep -q "^epoch   3/40" "$WORK/second.out" 2>/dev/null && break; sleep 0.1; done
+grep -q "^epoch   3/40" "$WORK/second.out" || { cat "$WORK/second.out"; fail "job $job never reached epoch 3"; }
+scancel --signal=USR1 "$job"
+released=""
+for _ in $(seq 1200); do
+  state=$(job_field "$job" JobState)
+  [[ "$state" == "COMPLETED" || "$state" == "FAILED" || "$state" == "CANCELLED" ]] && break
+  # Slurm holds a requeued job for about 2 minutes (Reason=BeginTime); the test does not wait.
+  if [[ "$state" == "PENDING" && -z "$released" && "$(job_field "$job" Restarts)" -ge 1 ]]; then
+    scontrol update JobId="$job" StartTime=now && released=yes
+  fi
+  sleep 0.1
+done
+cat "$WORK/second.out" | grep -E "train_step|preempted|resumed from" || true
+[[ "$state" == "COMPLETED" ]] || { cat "$WORK/second.out"; fail "job $job ended $state"; }
+[[ "$(job_field "$job" Restarts)" -ge 1 ]] || fail "job $job was not requeued"
+grep -q "resumed from .*step-" "$WORK/second.out" || fail "the restarted job did not resume mid-epoch"
+[[ $(wc -l <"$WORK/second/metrics.jsonl") -eq 40 ]] || fail "expected 40 epochs in metrics.jsonl"
+echo "ok: scancel --signal=USR1: checkpoint, exit 75, requeue, resumed, 40 epochs"
