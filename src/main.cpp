@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   std::string config_path;
   std::vector<std::string> overrides;
   bool help_config = false;
+  bool print_config = false;
   std::string resume;
   CLI::App* train = app.add_subcommand("train", "train a model on HDF5 data (see configs/gw_vae.yaml)");
   train->add_option("-c,--config", config_path, "YAML run configuration")->check(CLI::ExistingFile);
@@ -100,6 +101,8 @@ int main(int argc, char** argv) {
                     "continue from a checkpoint: auto (the newest in output.dir/checkpoints, or start fresh) or a path")
       ->type_name("auto|PATH");
   train->add_flag("--help-config", help_config, "list every config key with its type and default, then exit");
+  train->add_flag("--print-config", print_config,
+                  "print the resolved configuration (defaults, file and --set merged) as YAML, then exit");
 
   MakeDataArgs make;
   CLI::App* make_data = app.add_subcommand(
@@ -146,6 +149,10 @@ int main(int argc, char** argv) {
     ct::Config config;
     try {
       config = ct::LoadConfig(config_path, overrides);
+      if (print_config) {
+        if (ct::IsLauncherRankZero()) std::cout << ct::ConfigToYaml(config);
+        return 0;
+      }
       ct::CheckInputFiles(config);
     } catch (const ct::Error& e) {
       return ReportEarlyError(e.what(), e.ExitCode());

@@ -2,7 +2,8 @@
 # started here by tests/slurm/local_slurm.sh. 1) `sbatch --wait` of slurm/single_node.sbatch on
 # 2 tasks completes and writes its metrics; 2) scancel --signal=USR1 mid-run makes the trainer
 # checkpoint and exit 75, train_step.sh requeues the job, and the restarted job resumes and
-# finishes with every epoch. Skipped, with the reason, where the daemons cannot start.
+# finishes with every epoch; 3) slurm/scaling.sbatch runs the scaling study at 1 and 2 ranks as
+# srun steps. Skipped, with the reason, where the daemons cannot start.
 source "$(dirname "$0")/common.sh"
 SLURM_DIR="$WORK/slurm"
 tests/slurm/local_slurm.sh start "$SLURM_DIR" || exit $?
@@ -47,3 +48,9 @@ cat "$WORK/second.out" | grep -E "train_step|preempted|resumed from" || true
 grep -q "resumed from .*step-" "$WORK/second.out" || fail "the restarted job did not resume mid-epoch"
 [[ $(wc -l <"$WORK/second/metrics.jsonl") -eq 40 ]] || fail "expected 40 epochs in metrics.jsonl"
 echo "ok: scancel --signal=USR1: checkpoint, exit 75, requeue, resumed, 40 epochs"
+
+# 3. The scaling study as a batch job: srun steps of 1 and 2 ranks.
+timeout 300 "${SB[@]}" --nodes=1 --wait -o "$WORK/scaling.out" slurm/scaling.sbatch --max-ranks 2 --epochs 2 \
+  --out "$WORK/study" -- "${T[@]}" >/dev/null || { cat "$WORK/scaling.out"; fail "slurm/scaling.sbatch failed"; }
+grep -q "^weak,2," "$WORK/study/results.csv" || { cat "$WORK/scaling.out"; fail "no 2-rank row from the Slurm study"; }
+echo "ok: slurm/scaling.sbatch: $(( $(grep -c "" "$WORK/study/results.csv") - 1 )) runs under srun"
