@@ -35,6 +35,16 @@ if (( cores >= 2 )); then
   echo "ok: OpenMP affinity removed, OMP_NUM_THREADS=1 overridden"
 fi
 
+# launch/mpirun.sh: the rank count it chose, --bind-to none, and the command, printed.
+CT_RANKS=2 CT_BIN="$BIN" launch/mpirun.sh train --config configs/tiny.yaml --set data.train="$WORK/train.h5" \
+  --set data.val="$WORK/val.h5" --set output.dir="$WORK/wrapper" --set train.epochs=1 >"$WORK/wrapper.txt" 2>&1 \
+  || { cat "$WORK/wrapper.txt"; fail "launch/mpirun.sh failed"; }
+grep -q "mpirun.sh: 2 rank(s) (CT_RANKS): mpirun -np 2 --bind-to none" "$WORK/wrapper.txt" \
+  || { cat "$WORK/wrapper.txt"; fail "launch/mpirun.sh did not print its command"; }
+grep -q "rank 1/2" "$WORK/wrapper.txt" || fail "launch/mpirun.sh did not start 2 ranks"
+launch/mpirun.sh --version 2>&1 | grep -q "no GPU: one per NUMA domain\|one per GPU" || fail "launch/mpirun.sh: no rank-count reason"
+echo "ok: launch/mpirun.sh"
+
 # Two ranks: overlap on or off, one bucket or many: the same sums, so the same bits.
 losses() { grep -o '"\(train\|val\)_loss":[^,]*' "$WORK/$1/metrics.jsonl"; }
 train overlap "$MPIEXEC" -n 2 "$BIN" train --set runtime.overlap=true

@@ -26,6 +26,12 @@ grep -q "rank 1/2" "$WORK/first.out" || { cat "$WORK/first.out"; fail "the job d
 [[ $(wc -l <"$WORK/first/metrics.jsonl") -eq 3 ]] || fail "metrics.jsonl lacks epochs"
 echo "ok: sbatch --wait slurm/single_node.sbatch: job $job COMPLETED with 2 ranks, 3 epochs"
 
+# The multi-node script runs the same step; here on this one node.
+timeout 300 "${SB[@]}" --nodes=1 --wait -o "$WORK/multi.out" slurm/multi_node.sbatch "${T[@]}" \
+  --set output.dir="$WORK/multi" --set train.epochs=2 >/dev/null || { cat "$WORK/multi.out"; fail "multi_node.sbatch failed"; }
+[[ $(wc -l <"$WORK/multi/metrics.jsonl") -eq 2 ]] || { cat "$WORK/multi.out"; fail "multi_node.sbatch: no metrics"; }
+echo "ok: sbatch --nodes=1 slurm/multi_node.sbatch completed"
+
 # 2. Preempted mid-run, requeued, resumed.
 job=$("${SB[@]}" --parsable -o "$WORK/second.out" slurm/single_node.sbatch "${T[@]}" \
   --set output.dir="$WORK/second" --set train.epochs=40 --set output.checkpoint_every=0)
