@@ -19,7 +19,8 @@ PACKAGES=(
 )
 if [[ "${1:-}" == "--tests" ]]; then
   PACKAGES+=(python3-torch python3-h5py python3-numpy
-             slurm-wlm munge)            # a local Slurm for tests/e2e/slurm.sh (skipped without it)
+             slurm-wlm munge             # a local Slurm for tests/e2e/slurm.sh (skipped without it)
+             python3-matplotlib)         # the scaling study's plot
 fi
 
 missing=()

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "bench/allreduce_bench.h"
+#include "bench/step_bench.h"
 #include "cluster/mpi_world.h"
 #include "cluster/preemption.h"
 #include "cluster/openmp_env.h"
@@ -133,6 +134,15 @@ int main(int argc, char** argv) {
   bench_allreduce->add_option("--iterations", allreduce_options.iterations, "timed runs of each variant")
       ->check(CLI::PositiveNumber);
 
+  ct::StepBenchOptions step_options;
+  CLI::App* bench_step = bench->add_subcommand(
+      "step", "the compute-only bound: forward, backward and Adam on tensors in memory, per process (JSON line)");
+  bench_step->add_option("-c,--config", bench_config, "model, batch and runtime settings (default: built-in)")
+      ->check(CLI::ExistingFile);
+  bench_step->add_option("--set", bench_overrides, "override a config key (repeatable)")->type_name("KEY=VALUE");
+  bench_step->add_option("--length", step_options.length, "waveform length")->check(CLI::PositiveNumber);
+  bench_step->add_option("--steps", step_options.steps, "timed steps")->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -173,7 +183,7 @@ int main(int argc, char** argv) {
       }
     });
   }
-  if (*bench_allreduce) {
+  if (*bench_allreduce || *bench_step) {
     ct::Config config;
     try {
       config = ct::LoadConfig(bench_config, bench_overrides);
@@ -182,7 +192,8 @@ int main(int argc, char** argv) {
     }
     if (config.runtime.bind == "auto") ct::ReexecWithoutOpenMpAffinity(argv);
     return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) {
-      ct::RunAllReduceBench(config, world, allreduce_options);
+      if (*bench_allreduce) ct::RunAllReduceBench(config, world, allreduce_options);
+      if (*bench_step) ct::RunStepBench(config, world, step_options);
     });
   }
   if (*info) {

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# clustertrain against what its users ran before (PyTorch DDP in Python: bench/peer/ddp_vae.py)
+# and against the machine's own limit (the compute-only step), on the demo data at 1 and 2
+# ranks; every configuration REPEATS times, interleaved; medians. Writes bench/results.md.
+#   bench/run.sh [REPEATS]        (default 3; about 12 minutes on 2 cores)
+# Both train the same vae_mlp (1024 -> 512 -> 256 -> 2x16 and back), Adam, 128 rows per rank, the
+# linear lr rule, 2 epochs; samples/s is the second epoch's. The peer reads with the seeds'
+# worker-safe h5py Dataset (one row per item) through a DataLoader and DistributedSampler, best
+# of num_workers 0 and 1, with as many threads per rank as clustertrain chose.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPEATS=${1:-3}
+EPOCHS=2
+launch/setup.sh --tests >/dev/null
+launch/demo_data.sh >/dev/null
+source launch/mpi_env.sh
+PY=""
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c "import torch, h5py" 2>/dev/null; then PY=$candidate; break; fi
+done
+[[ -n "$PY" ]] || { echo "run.sh: needs a python3 with torch and h5py (apt-get install python3-torch python3-h5py)" >&2; exit 2; }
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+OUT=bench/results.md
+
+# One measurement each; every function prints samples/s for all ranks together.
+clustertrain_full() {  # RANKS
+  local dir="$WORK/ct-$1"
+  rm -rf "$dir"
+  mpirun -np "$1" $(mpi_flags_for "$1") build/clustertrain train --config configs/gw_vae.yaml \
+    --set output.dir="$dir" --set train.epochs=$EPOCHS --set output.checkpoint_every=0 --set output.log_every=0 \
+    >"$dir.log" 2>&1
+  grep -o "threads [0-9]*" "$dir.log" | head -1 | cut -d' ' -f2 >"$WORK/threads-$1"
+  tail -1 "$dir/metrics.jsonl" | grep -o '"samples_per_s":[0-9.]*' | cut -d: -f2
+}
+peer_full() {  # RANKS WORKERS
+  local threads
+  threads=$(cat "$WORK/threads-$1")
+  mpirun -np "$1" $(mpi_flags_for "$1") -x MASTER_PORT=$(( 29500 + RANDOM % 2000 )) "$PY" bench/peer/ddp_vae.py \
+    --data data/gw_train.h5 --epochs $EPOCHS --threads "$threads" --workers "$2" 2>"$WORK/peer.err" | tail -1 \
+    | grep -o '"samples_per_s": [0-9.]*' | cut -d' ' -f2
+}
+clustertrain_compute() {  # RANKS: per-process bound x ranks
+  mpirun -np "$1" $(mpi_flags_for "$1") build/clustertrain bench step --config configs/gw_vae.yaml 2>/dev/null \
+    | grep -o '"compute_only_samples_per_s": [0-9.]*' | awk -v r="$1" '{print $2 * r}'
+}
+peer_compute() {  # RANKS: every rank prints its own; summed
+  mpirun -np "$1" $(mpi_flags_for "$1") "$PY" bench/peer/ddp_vae.py --compute-only --threads "$(cat "$WORK/threads-$1")" \
+    2>/dev/null | grep -o '"compute_only_samples_per_s": [0-9.]*' | awk '{s += $2} END {print s}'
+}
+
+for run in $(seq "$REPEATS"); do
+  for ranks in 1 2; do
+    echo "bench: run $run/$REPEATS, $ranks rank(s)" >&2
+    clustertrain_full "$ranks" >>"$WORK/ct-full-$ranks"
+    peer_full "$ranks" 0 >>"$WORK/peer-full0-$ranks"
+    peer_full "$ranks" 1 >>"$WORK/peer-full1-$ranks"
+    clustertrain_compute "$ranks" >>"$WORK/ct-compute-$ranks"
+    peer_compute "$ranks" >>"$WORK/peer-compute-$ranks"
+  done
+done
+
+median() { sort -g "$1" | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+{
+  echo "# clustertrain against PyTorch DDP and the compute-only bound"
+  echo
+  echo "Measured by \`bench/run.sh $REPEATS\` on $(date -u +%F): $(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p')), " \
+       "BLAS $(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo '?'), " \
+       "LibTorch $(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null || echo '?'), " \
+       "Python torch $("$PY" -c 'import torch; print(torch.__version__)'). Demo data (16,384 x 1024 float32), vae_mlp, " \
+       "Adam, 128 rows per rank, $EPOCHS epochs (samples/s of the last), $REPEATS runs each, interleaved, medians."
+  echo
+  echo "| ranks | threads/rank | clustertrain samples/s | DDP peer, workers 0 | DDP peer, workers 1 | clustertrain / best peer | C++ compute-only | clustertrain pipeline efficiency | Python compute-only | peer pipeline efficiency |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for ranks in 1 2; do
+    ct=$(median "$WORK/ct-full-$ranks")
+    p0=$(median "$WORK/peer-full0-$ranks")
+    p1=$(median "$WORK/peer-full1-$ranks")
+    best=$(awk -v a="$p0" -v b="$p1" 'BEGIN {print (a > b ? a : b)}')
+    cc=$(median "$WORK/ct-compute-$ranks")
+    pc=$(median "$WORK/peer-compute-$ranks")
+    printf "| %d | %s | %.0f | %.0f | %.0f | %s | %.0f | %s | %.0f | %s |\n" "$ranks" "$(cat "$WORK/threads-$ranks")" \
+      "$ct" "$p0" "$p1" "$(ratio "$ct" "$best")" "$cc" "$(ratio "$ct" "$cc")" "$pc" "$(ratio "$best" "$pc")"
+  done
+  echo
+  echo "Pipeline efficiency: full training samples/s over the compute-only step's (all ranks). Targets:"
+  echo "clustertrain at least 3x the peer at 2 ranks, and pipeline efficiency at least 0.9 at 1 and 2 ranks."
+} >"$OUT"
+cat "$OUT"
