@@ -136,12 +136,12 @@ int main(int argc, char** argv) {
 
   ct::StepBenchOptions step_options;
   CLI::App* bench_step = bench->add_subcommand(
-      "step", "the compute-only bound: forward, backward and Adam on tensors in memory, per process (JSON line)");
+      "step", "the compute-only bound: forward, backward and Adam on training rows in memory, per process (JSON)");
   bench_step->add_option("-c,--config", bench_config, "model, batch and runtime settings (default: built-in)")
       ->check(CLI::ExistingFile);
   bench_step->add_option("--set", bench_overrides, "override a config key (repeatable)")->type_name("KEY=VALUE");
-  bench_step->add_option("--length", step_options.length, "waveform length")->check(CLI::PositiveNumber);
   bench_step->add_option("--steps", step_options.steps, "timed steps")->check(CLI::PositiveNumber);
+  bench_step->add_option("--warmup", step_options.warmup, "untimed steps before them")->check(CLI::NonNegativeNumber);
 
   try {
     app.parse(argc, argv);
@@ -187,6 +187,7 @@ int main(int argc, char** argv) {
     ct::Config config;
     try {
       config = ct::LoadConfig(bench_config, bench_overrides);
+      if (*bench_step) ct::CheckInputFiles(config);  // it reads the training file
     } catch (const ct::Error& e) {
       return ReportEarlyError(e.what(), e.ExitCode());
     }

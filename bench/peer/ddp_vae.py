@@ -37,10 +37,11 @@ def vae_mlp(length, hidden, latent):
     return model
 
 
-def vae_loss(model, x, eps, beta):
+def vae_loss(model, x, target, eps, beta):
+    """clustertrain's loss: MSE(recon, target) + beta * KL, both averaged over the batch."""
     mu, logvar = model.encoder(x).chunk(2, dim=-1)
     recon = model.decoder(mu + eps * torch.exp(0.5 * logvar))
-    mse = (recon - x).pow(2).mean(dim=1)
+    mse = (recon - target).pow(2).mean(dim=1)
     kl = -0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(dim=1)
     return mse.mean() + beta * kl.mean()
 
@@ -71,8 +72,8 @@ class Forward(nn.Module):
         super().__init__()
         self.model, self.beta = model, beta
 
-    def forward(self, x, eps):
-        return vae_loss(self.model, x, eps, self.beta)
+    def forward(self, x, target, eps):
+        return vae_loss(self.model, x, target, eps, self.beta)
 
 
 def train(args):
@@ -95,9 +96,9 @@ def train(args):
         sampler.set_epoch(epoch)
         start = time.perf_counter()
         total, steps = 0.0, 0
-        for x, _ in loader:
+        for x, y in loader:
             eps = torch.randn(x.shape[0], args.latent)
-            loss = ddp(x, eps)
+            loss = ddp(x, y, eps)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -113,19 +114,24 @@ def train(args):
 
 
 def compute_only(args):
-    """The step on tensors already in memory: no data loading, no communication."""
+    """The step on training rows already in memory (the file's first batches, cycled, as
+    clustertrain's `bench step` does): no data loading, no communication."""
     torch.manual_seed(args.seed)
     model = vae_mlp(args.length, args.hidden, args.latent)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    x, eps = torch.randn(args.batch, args.length), torch.randn(args.batch, args.latent)
+    with h5py.File(args.data, "r") as f:
+        pool = min(16, f[args.input_key].shape[0] // args.batch)
+        x = torch.from_numpy(f[args.input_key][: pool * args.batch]).view(pool, args.batch, -1)
+        y = torch.from_numpy(f[args.target_key][: pool * args.batch]).view(pool, args.batch, -1)
+    eps = torch.randn(pool, args.batch, args.latent)
     times = []
-    for i in range(args.steps + 5):
+    for i in range(args.warmup + args.steps):
         start = time.perf_counter()
-        loss = vae_loss(model, x, eps, args.beta)
+        loss = vae_loss(model, x[i % pool], y[i % pool], eps[i % pool], args.beta)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        if i >= 5:  # warm-up
+        if i >= args.warmup:
             times.append(time.perf_counter() - start)
     step = statistics.median(times)
     print(json.dumps({"compute_only_samples_per_s": args.batch / step, "step_ms": 1e3 * step,
@@ -149,7 +155,8 @@ def main():
     parser.add_argument("--threads", type=int, required=True, help="intra-op threads per rank (clustertrain's)")
     parser.add_argument("--workers", type=int, default=0, help="DataLoader workers per rank")
     parser.add_argument("--compute-only", action="store_true")
-    parser.add_argument("--steps", type=int, default=50, help="with --compute-only")
+    parser.add_argument("--steps", type=int, default=100, help="timed steps, with --compute-only")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed steps first, with --compute-only")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     compute_only(args) if args.compute_only else train(args)

@@ -1,5 +1,6 @@
-// `clustertrain bench step`: the compute-only bound of a training step. The demo model's
-// forward, backward and Adam on tensors already in memory: no data loading, no communication.
+// `clustertrain bench step`: the compute-only bound of a training step. The model's forward,
+// backward and Adam on batches of the training file already in memory (this rank's first
+// rows, cycled): no data loading, no communication.
 // Each rank runs it alone (placed and threaded as in training); rank 0 prints one JSON line
 // with the median step of each rank.
 #pragma once
@@ -10,8 +11,8 @@
 namespace ct {
 
 struct StepBenchOptions {
-  int64_t length = 1024;  // waveform length: the demo data's
-  int steps = 50;         // timed steps (after 5 untimed)
+  int warmup = 20;        // untimed steps first
+  int steps = 100;        // timed steps
 };
 
 void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOptions& options);
