@@ -31,6 +31,10 @@ clustertrain_full() {  # RANKS
     --set output.dir="$dir" --set train.epochs=$EPOCHS --set output.checkpoint_every=0 --set output.log_every=0 \
     >"$dir.log" 2>&1
   grep -o "threads [0-9]*" "$dir.log" | head -1 | cut -d' ' -f2 >"$WORK/threads-$1"
+  # Where the epoch went, from the run's own split: data, compute, comm (waiting), the rest.
+  tail -1 "$dir/metrics.jsonl" | tr ',' '\n' | awk -F: '
+    /"train_seconds"/ {t = $2} /"data_seconds"/ {d = $2} /"compute_seconds"/ {c = $2} /"comm_seconds"/ {m = $2}
+    END {printf "%.3f %.3f %.3f %.3f\n", d / t, c / t, m / t, (t - d - c - m) / t}' >>"$WORK/split-$1"
   tail -1 "$dir/metrics.jsonl" | grep -o '"samples_per_s":[0-9.]*' | cut -d: -f2
 }
 peer_full() {  # RANKS WORKERS
@@ -86,5 +90,21 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
   echo
   echo "Pipeline efficiency: full training samples/s over the compute-only step's (all ranks). Targets:"
   echo "clustertrain at least 3x the peer at 2 ranks, and pipeline efficiency at least 0.9 at 1 and 2 ranks."
+  echo
+  echo "Where clustertrain's training time goes, from each run's own split in metrics.jsonl (median shares"
+  echo "of train_seconds): building batches, forward/backward/Adam (with overlap this includes the all-reduce"
+  echo "running beside backward), waiting for the all-reduce after backward, and the rest (per-step host work:"
+  echo "the preemption flag's all-reduce, seeding, loss bookkeeping)."
+  echo
+  echo "| ranks | data | compute | comm wait | rest |"
+  echo "|---:|---:|---:|---:|---:|"
+  for ranks in 1 2; do
+    printf "| %d |" "$ranks"
+    for column in 1 2 3 4; do
+      cut -d' ' -f"$column" "$WORK/split-$ranks" >"$WORK/column"
+      printf " %.3f |" "$(median "$WORK/column")"
+    done
+    echo
+  done
 } >"$OUT"
 cat "$OUT"
