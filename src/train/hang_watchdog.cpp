@@ -1,4 +1,4 @@
-#include "cluster/hang_watchdog.h"
+#include "train/hang_watchdog.h"
 
 #include <chrono>
 #include <cstdlib>
