@@ -12,10 +12,10 @@
 
 #include <unistd.h>
 
-#include "cluster/mpi_check.h"
-#include "cluster/preemption.h"
 #include "cluster/agree.h"
+#include "cluster/mpi_check.h"
 #include "cluster/placement.h"
+#include "cluster/preemption.h"
 #include "comm/gradient_sync.h"
 #include "comm/make_communicator.h"
 #include "data/shard_loader.h"
