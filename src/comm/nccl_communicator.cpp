@@ -56,24 +56,24 @@ cudaStream_t ComputeStream(int device) {
 #endif
 }
 
+}  // namespace
+
 // The events of one collective: `start` completes when it begins on the communication
 // stream, `end` when it has finished. Destroyed when the last holder lets go.
-struct Events {
+struct NcclEvents {
   cudaEvent_t start = nullptr;
   cudaEvent_t end = nullptr;
   std::string op;
   std::optional<Clock::time_point> started;  // when the watchdog first saw `start` complete
-  Events(std::string name) : op(std::move(name)) {
+  NcclEvents(std::string name) : op(std::move(name)) {
     CUDA_CHECK(cudaEventCreateWithFlags(&start, cudaEventDisableTiming));
     CUDA_CHECK(cudaEventCreateWithFlags(&end, cudaEventDisableTiming));
   }
-  ~Events() {
+  ~NcclEvents() {
     cudaEventDestroy(start);
     cudaEventDestroy(end);
   }
 };
-
-}  // namespace
 
 struct NcclCommunicator::State {
   ncclComm_t comm = nullptr;
@@ -83,13 +83,13 @@ struct NcclCommunicator::State {
 
   std::mutex mutex;  // guards pending and stopping
   std::condition_variable changed;
-  std::deque<std::shared_ptr<Events>> pending;
+  std::deque<std::shared_ptr<NcclEvents>> pending;
   bool stopping = false;
   std::thread watchdog;
 
   // Runs `collective` on the communication stream after the compute stream's work so far.
-  std::shared_ptr<Events> Launch(const std::string& op, const std::function<void(cudaStream_t)>& collective) {
-    auto events = std::make_shared<Events>(op);
+  std::shared_ptr<NcclEvents> Launch(const std::string& op, const std::function<void(cudaStream_t)>& collective) {
+    auto events = std::make_shared<NcclEvents>(op);
     cudaEvent_t ready = nullptr;
     CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
     CUDA_CHECK(cudaEventRecord(ready, ComputeStream(device)));
@@ -106,7 +106,7 @@ struct NcclCommunicator::State {
   }
 
   // The compute stream waits for the collective's end (no host synchronisation).
-  void OrderAfter(const Events& events) const {
+  void OrderAfter(const NcclEvents& events) const {
     CUDA_CHECK(cudaStreamWaitEvent(ComputeStream(device), events.end, 0));
   }
 
@@ -193,23 +193,21 @@ NcclCommunicator::~NcclCommunicator() {
   if (state_->stream) cudaStreamDestroy(state_->stream);
 }
 
-void NcclCommunicator::AllReduceSum(at::Tensor& tensor) {
+// One ncclAllReduce of `tensor` with `op`, launched after the compute stream's work so far.
+std::shared_ptr<NcclEvents> NcclCommunicator::LaunchAllReduce(const at::Tensor& tensor, int op) {
   CheckTensor(tensor, state_->device, "all-reduce");
-  auto events = state_->Launch("all-reduce", [&](cudaStream_t stream) {
+  return state_->Launch("all-reduce", [&](cudaStream_t stream) {
     NCCL_CHECK(ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), static_cast<size_t>(tensor.numel()),
-                             NcclType(tensor), ncclSum, state_->comm, stream));
+                             NcclType(tensor), static_cast<ncclRedOp_t>(op), state_->comm, stream));
   });
-  state_->OrderAfter(*events);
 }
+
+void NcclCommunicator::AllReduceSum(at::Tensor& tensor) { state_->OrderAfter(*LaunchAllReduce(tensor, ncclSum)); }
 
 void NcclCommunicator::AllReduceAverage(at::Tensor& tensor) { AllReduceAverageAsync(tensor)->Wait(); }
 
 std::unique_ptr<Work> NcclCommunicator::AllReduceAverageAsync(at::Tensor tensor) {
-  CheckTensor(tensor, state_->device, "all-reduce");
-  auto events = state_->Launch("all-reduce", [&](cudaStream_t stream) {
-    NCCL_CHECK(ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), static_cast<size_t>(tensor.numel()),
-                             NcclType(tensor), ncclAvg, state_->comm, stream));
-  });
+  std::shared_ptr<NcclEvents> events = LaunchAllReduce(tensor, ncclAvg);
   State* state = state_.get();
   return std::make_unique<NcclWork>([state, events] { state->OrderAfter(*events); });
 }

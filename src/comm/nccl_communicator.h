@@ -25,6 +25,8 @@
 
 namespace ct {
 
+struct NcclEvents;  // a collective's CUDA events (nccl_communicator.cpp)
+
 class NcclCommunicator : public Communicator {
  public:
   NcclCommunicator(MPI_Comm world, int device_index, double timeout_seconds);
@@ -42,6 +44,8 @@ class NcclCommunicator : public Communicator {
 
  private:
   struct State;  // keeps nccl.h and cuda_runtime.h out of this header
+  // op: an ncclRedOp_t. Returns the collective's events (see the .cpp).
+  std::shared_ptr<NcclEvents> LaunchAllReduce(const at::Tensor& tensor, int op);
   std::unique_ptr<State> state_;
   int rank_ = 0;
   int size_ = 1;
