@@ -9,6 +9,7 @@ namespace {
 
 H5Id FileAccess(MPI_Comm comm) {
   H5Id fapl(H5_CHECK(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
+  if (comm == MPI_COMM_NULL) return fapl;  // this process alone: HDF5's POSIX driver, no MPI call
   H5_CHECK(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL));
   // Metadata is read once by one rank and broadcast, instead of by every rank.
   H5_CHECK(H5Pset_all_coll_metadata_ops(fapl.get(), true));
@@ -16,9 +17,9 @@ H5Id FileAccess(MPI_Comm comm) {
   return fapl;
 }
 
-H5Id CollectiveTransfer() {
+H5Id Transfer(MPI_Comm comm) {
   H5Id dxpl(H5_CHECK(H5Pcreate(H5P_DATASET_XFER)), H5Pclose);
-  H5_CHECK(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE));
+  if (comm != MPI_COMM_NULL) H5_CHECK(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE));
   return dxpl;
 }
 
@@ -47,7 +48,7 @@ std::vector<hsize_t> Dims(hid_t dataset) {
 template <class Body>
 void ForEachPiece(MPI_Comm comm, int64_t start, int64_t count, int64_t piece_rows, Body body) {
   int64_t pieces = (count + piece_rows - 1) / piece_rows;
-  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX, comm));
+  if (comm != MPI_COMM_NULL) MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX, comm));
   for (int64_t i = 0; i < pieces; ++i) {
     const int64_t first = std::min(i * piece_rows, count);
     body(start + first, std::min(piece_rows, count - first));
@@ -75,6 +76,22 @@ std::string RowShape::Str() const {
 int64_t ChunkRowsFor(int64_t row_bytes, int64_t rows) {
   constexpr int64_t kTargetChunkBytes = int64_t{2} << 20;
   return std::clamp<int64_t>(kTargetChunkBytes / std::max<int64_t>(row_bytes, 1), 1, std::max<int64_t>(rows, 1));
+}
+
+void ParallelH5File::NoteCollectiveCause(hid_t dxpl) const {
+  uint32_t local_cause = 0, global_cause = 0;
+  H5_CHECK(H5Pget_mpio_no_collective_cause(dxpl, &local_cause, &global_cause));
+  if (global_cause != H5D_MPIO_COLLECTIVE) independent_fallback_ = global_cause;
+}
+
+int64_t ParallelH5File::ChunkRows(const std::string& name) const {
+  H5Id dataset = OpenDataset(name);
+  H5Id dcpl(H5_CHECK(H5Dget_create_plist(dataset.get())), H5Pclose);
+  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return 0;
+  const std::vector<hsize_t> dims = Dims(dataset.get());
+  std::vector<hsize_t> chunk(dims.size());
+  H5_CHECK(H5Pget_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()));
+  return static_cast<int64_t>(chunk[0]);
 }
 
 ParallelH5File::ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm) : path_(path), comm_(comm) {
@@ -135,7 +152,7 @@ void ParallelH5File::ReadRows(const std::string& name, int64_t start, int64_t co
                     name + "' of '" + path_ + "' with " + std::to_string(shape.Rows()) + " rows");
   }
   H5Id file_space(H5_CHECK(H5Dget_space(dataset.get())), H5Sclose);
-  H5Id dxpl = CollectiveTransfer();
+  H5Id dxpl = Transfer(comm_);
   const int64_t row_elements = shape.RowElements();
   ForEachPiece(comm_, start, count, PieceRows(row_elements), [&](int64_t first, int64_t rows) {
     std::vector<hsize_t> piece_dims(dims);
@@ -145,6 +162,7 @@ void ParallelH5File::ReadRows(const std::string& name, int64_t start, int64_t co
     SelectRows(file_space.get(), dims, first, rows);
     float* target = out + (first - start) * row_elements;
     H5_CHECK(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(), dxpl.get(), target));
+    if (comm_ != MPI_COMM_NULL) NoteCollectiveCause(dxpl.get());
   });
 }
 
@@ -166,7 +184,7 @@ void ParallelH5File::WriteRows(const std::string& name, int64_t start, int64_t c
   const std::vector<hsize_t> dims = Dims(dataset.get());
   const RowShape shape{std::vector<int64_t>(dims.begin(), dims.end())};
   H5Id file_space(H5_CHECK(H5Dget_space(dataset.get())), H5Sclose);
-  H5Id dxpl = CollectiveTransfer();
+  H5Id dxpl = Transfer(comm_);
   const int64_t row_elements = shape.RowElements();
   const int64_t piece_rows = std::min(PieceRows(row_elements), std::max<int64_t>(count, 1));
   std::vector<float> buffer(static_cast<size_t>(piece_rows * row_elements));

@@ -2,7 +2,9 @@
 // with collective hyperslab transfers. A row is one sample: dataset shape [N, ...].
 //
 // Collective protocol: every rank calls each function here the same number of times, in the
-// same order. Transfers are split into pieces of at most kMaxPieceBytes; the number of pieces
+// same order. With comm == MPI_COMM_NULL the file is this process's alone: HDF5's POSIX driver,
+// independent transfers, no MPI call (for a background reader thread, which must not call MPI
+// while the training thread does). Transfers are split into pieces of at most kMaxPieceBytes; the number of pieces
 // is agreed over all ranks (a rank with fewer rows takes part with an empty selection).
 #pragma once
 
@@ -41,6 +43,13 @@ class ParallelH5File {
   // Collective: rows [start, start+count) of `name` into `out` (count * RowElements floats).
   void ReadRows(const std::string& name, int64_t start, int64_t count, float* out) const;
 
+  // Rows per chunk of `name`, or 0 if it is not chunked.
+  int64_t ChunkRows(const std::string& name) const;
+
+  // After collective reads: 0 if every transfer was collective, else HDF5's H5D_MPIO_* cause
+  // bits of the last one that fell back to independent I/O (e.g. a type conversion).
+  uint32_t IndependentFallbackCause() const { return independent_fallback_; }
+
   // Collective: creates a chunked float32 dataset [rows, row_elements...].
   void CreateFloatRows(const std::string& name, const std::vector<int64_t>& dims);
 
@@ -56,10 +65,12 @@ class ParallelH5File {
 
  private:
   H5Id OpenDataset(const std::string& name) const;
+  void NoteCollectiveCause(hid_t dxpl) const;
 
   std::string path_;
   MPI_Comm comm_;
   H5Id file_;
+  mutable uint32_t independent_fallback_ = 0;
 };
 
 }  // namespace ct

@@ -1,5 +1,8 @@
 #include "data/shard_loader.h"
 
+#include <spdlog/spdlog.h>
+
+#include "data/dataset_schema.h"
 #include "data/h5_file.h"
 #include "data/sharding.h"
 #include "util/error.h"
@@ -33,16 +36,9 @@ ShardLoader ShardLoader::Load(const std::string& path, const std::string& input_
     // Collective from open to close. What can fail here fails on every rank alike (the file's
     // metadata), so no rank leaves a collective its peers are still in.
     ParallelH5File file(path, ParallelH5File::Mode::kRead, comm);
-    const RowShape input_shape = file.FloatRows(input_key);
-    const RowShape target_shape = file.FloatRows(target_key);
-    if (input_shape.Rows() != target_shape.Rows()) {
-      throw DataError("'" + path + "': dataset '" + input_key + "' has " + std::to_string(input_shape.Rows()) +
-                      " rows but '" + target_key + "' has " + std::to_string(target_shape.Rows()) +
-                      "; input and target must pair row by row");
-    }
-    if (input_shape.Rows() == 0) {
-      throw DataError("'" + path + "': dataset '" + input_key + "' has no rows");
-    }
+    const DatasetSchema schema = ReadSchema(file, input_key, target_key);
+    const RowShape& input_shape = schema.input;
+    const RowShape& target_shape = schema.target;
     total_rows = input_shape.Rows();
     slice = RankSlice(total_rows, size, rank);
     auto read = [&](const std::string& key, const RowShape& shape) {
@@ -54,6 +50,10 @@ ShardLoader ShardLoader::Load(const std::string& path, const std::string& input_
     };
     input = read(input_key, input_shape);
     target = read(target_key, target_shape);
+    if (file.IndependentFallbackCause() != 0 && rank == 0) {
+      spdlog::warn("reading '{}': HDF5 fell back from collective to independent I/O (H5D_MPIO cause bits {:#x}); "
+                   "reads still work, but slower on a parallel file system", path, file.IndependentFallbackCause());
+    }
   }
   // This rank's rows alone: after the collective part, since it can fail on some ranks only.
   CheckFinite(input, slice.begin, path, input_key);
@@ -78,6 +78,26 @@ Batch ShardLoader::ShuffledBatch(int64_t step, int64_t batch) const {
 
 Batch ShardLoader::Rows(int64_t begin, int64_t count) const {
   return {input_.narrow(0, begin, count), target_.narrow(0, begin, count)};
+}
+
+int64_t TrainBatches::RowLength() const {
+  int64_t n = 1;
+  for (int64_t d : RowDims()) n *= d;
+  return n;
+}
+
+StaticBatches::StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank)
+    : rows_(std::move(rows)), batch_(batch), seed_(seed), rank_(rank),
+      batches_(StepsPerEpoch(rows_.TotalRows(), world_size, batch)) {}
+
+std::string StaticBatches::Describe() const {
+  return "static: " + std::to_string(rows_.Rows()) + " rows (" + std::to_string(rows_.Bytes() >> 20) +
+         " MiB) in memory on each rank, reshuffled every epoch";
+}
+
+void StaticBatches::StartEpoch(int64_t epoch, int64_t first_batch) {
+  rows_.Shuffle(seed_, epoch, rank_);
+  next_ = first_batch;
 }
 
 }  // namespace ct

@@ -6,13 +6,12 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
+
+#include "data/batch.h"
+#include "data/train_batches.h"
 
 namespace ct {
-
-struct Batch {
-  at::Tensor input;   // [B, ...]
-  at::Tensor target;  // [B, ...]
-};
 
 class ShardLoader {
  public:
@@ -26,6 +25,8 @@ class ShardLoader {
   int64_t Rows() const { return input_.size(0); }   // rows on this rank
   int64_t TotalRows() const { return total_rows_; }  // rows over all ranks
   int64_t RowLength() const { return input_.numel() / std::max<int64_t>(Rows(), 1); }
+  std::vector<int64_t> RowDims() const { return input_.sizes().slice(1).vec(); }
+  int64_t Bytes() const { return (input_.numel() + target_.numel()) * 4; }
 
   // Draws this epoch's order of local rows (same seed on every rank, mixed with the rank).
   void Shuffle(uint64_t seed, int64_t epoch, int rank);
@@ -41,6 +42,26 @@ class ShardLoader {
   at::Tensor target_;
   at::Tensor order_;  // [Rows()] int64, on the device
   int64_t total_rows_ = 0;
+};
+
+// Static sharding as a batch source: this rank's rows in memory, reshuffled every epoch.
+class StaticBatches : public TrainBatches {
+ public:
+  StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank);
+  int64_t TotalRows() const override { return rows_.TotalRows(); }
+  std::vector<int64_t> RowDims() const override { return rows_.RowDims(); }
+  int64_t BatchesPerEpoch() const override { return batches_; }
+  std::string Describe() const override;
+  void StartEpoch(int64_t epoch, int64_t first_batch) override;
+  Batch Next() override { return rows_.ShuffledBatch(next_++, batch_); }
+
+ private:
+  ShardLoader rows_;
+  int64_t batch_;
+  uint64_t seed_;
+  int rank_;
+  int64_t batches_;
+  int64_t next_ = 0;
 };
 
 }  // namespace ct

@@ -4,6 +4,13 @@
 // StepsPerEpoch steps, so the collectives inside a step always match; the few rows beyond
 // steps*batch on a rank are skipped in that epoch, and a new permutation each epoch means
 // every row is used over epochs.
+//
+// Block sharding (data larger than memory): rows are grouped in blocks of block_rows
+// consecutive rows (the last block may be shorter). Each epoch the blocks are permuted with a
+// seed shared by all ranks and rank r takes blocks perm[r], perm[r+W], perm[r+2W], ... It visits
+// them in windows of `window_blocks` blocks; the rows of a window are shuffled together. Every
+// rank runs BlockStepsPerEpoch steps: what the rank with the fewest rows can fill, whatever the
+// permutation.
 #pragma once
 
 #include <cstdint>
@@ -24,5 +31,29 @@ int64_t StepsPerEpoch(int64_t rows, int world_size, int64_t batch);
 
 // A permutation of [0, n) determined by (seed, epoch, rank): Fisher-Yates on SplitMix64.
 std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int64_t epoch, int rank);
+
+struct BlockPlan {
+  int64_t rows = 0;        // N
+  int64_t block_rows = 1;  // rows per block (the last one may be shorter)
+  int64_t NumBlocks() const { return (rows + block_rows - 1) / block_rows; }
+  RowRange Block(int64_t b) const;
+};
+
+// This rank's blocks in an epoch, in visiting order: every W-th block of a permutation that is
+// the same on every rank.
+std::vector<int64_t> EpochBlocks(const BlockPlan& plan, int world_size, int rank, uint64_t seed, int64_t epoch);
+
+// Rows every rank is sure to get in any epoch: floor(blocks / W) blocks, one of which may be
+// the short last one.
+int64_t GuaranteedBlockRows(const BlockPlan& plan, int world_size);
+int64_t BlockStepsPerEpoch(const BlockPlan& plan, int world_size, int64_t batch);
+
+// The order in which rows of one window (`n` rows, its blocks' rows concatenated) are visited.
+std::vector<int64_t> WindowPermutation(int64_t n, uint64_t seed, int64_t epoch, int rank, int64_t window);
+
+// Every row this rank visits in an epoch, in order (global row indices): what the block loader
+// serves, as one list. For tests and benchmarks; the loader streams it window by window.
+std::vector<int64_t> EpochBlockRowOrder(const BlockPlan& plan, int world_size, int rank, uint64_t seed,
+                                        int64_t epoch, int64_t window_blocks);
 
 }  // namespace ct

@@ -18,8 +18,8 @@
 #include "cluster/preemption.h"
 #include "comm/gradient_sync.h"
 #include "comm/make_communicator.h"
+#include "data/make_train_batches.h"
 #include "data/shard_loader.h"
-#include "data/sharding.h"
 #include "model/vae_loss.h"
 #include "model/vae_mlp.h"
 #include "train/checkpoint.h"
@@ -114,44 +114,47 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   // rank in rank order.
   const c10::Device device = PlaceThisRank(config, world).device;
 
-  // Data: each rank reads its own contiguous rows.
+  // Data: each rank reads its own rows (data.sharding: in memory, or streamed in blocks).
   auto load_start = Clock::now();
   // A bad file fails every rank alike (or, for NaN rows, some ranks after all collective reads):
   // agreed per file, so that rank 0 prints one message and no rank waits in a collective.
-  auto load = [&](const std::string& path) {
-    std::optional<ShardLoader> rows;
-    RunAgreed(world, [&] {
-      rows.emplace(ShardLoader::Load(path, config.data.input_key, config.data.target_key, world.Comm(), device));
-    });
-    return std::move(*rows);
-  };
-  ShardLoader train = load(config.data.train);
-  const ShardLoader val = load(config.data.val);
-  if (train.RowLength() != val.RowLength()) {
-    throw Error("training rows have " + std::to_string(train.RowLength()) + " values but validation rows have " +
+  std::unique_ptr<TrainBatches> train;
+  RunAgreed(world, [&] {
+    train = MakeTrainBatches(config.data, config.train.batch_size, static_cast<uint64_t>(config.train.seed), world,
+                             device);
+  });
+  std::optional<ShardLoader> val_rows;
+  RunAgreed(world, [&] {
+    val_rows.emplace(ShardLoader::Load(config.data.val, config.data.input_key, config.data.target_key, world.Comm(),
+                                       device));
+  });
+  const ShardLoader& val = *val_rows;
+  if (train->RowLength() != val.RowLength()) {
+    throw Error("training rows have " + std::to_string(train->RowLength()) + " values but validation rows have " +
                     std::to_string(val.RowLength()) + " (" + config.data.train + " vs " + config.data.val + ")",
                 kExitData, /*agreed=*/true);
   }
   const int64_t batch = config.train.batch_size;
   const int64_t accumulation = config.train.accumulation_steps;
   const int64_t check_every = config.train.nan_check_every;
-  const int64_t steps = StepsPerEpoch(train.TotalRows(), world.Size(), batch) / accumulation;  // optimizer steps
+  const int64_t steps = train->BatchesPerEpoch() / accumulation;  // optimizer steps
   if (steps == 0) {
     // Every rank computes the same from the same totals: one message, from rank 0.
     throw Error("train.batch_size=" + std::to_string(batch) + " x train.accumulation_steps=" +
                     std::to_string(accumulation) + " is larger than a rank's share of the " +
-                    std::to_string(train.TotalRows()) + " training rows over " + std::to_string(world.Size()) +
-                    " ranks; lower train.batch_size or use fewer ranks",
+                    std::to_string(train->TotalRows()) + " training rows over " + std::to_string(world.Size()) +
+                    " ranks (" + train->Describe() + "); lower train.batch_size or use fewer ranks",
                 kExitUsage, /*agreed=*/true);
   }
   if (lead) {
     spdlog::info("data: {} train rows, {} val rows of length {}; {} steps per epoch ({:.1f} s to load)",
-                 train.TotalRows(), val.TotalRows(), train.RowLength(), steps, SecondsSince(load_start));
+                 train->TotalRows(), val.TotalRows(), train->RowLength(), steps, SecondsSince(load_start));
+    spdlog::info("data: {}", train->Describe());
   }
 
   // Model: same seed on every rank, then rank 0's weights broadcast to be certain.
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
-  VaeMlp model(train.RowLength(), config.model.hidden, config.model.latent);
+  VaeMlp model(train->RowLength(), config.model.hidden, config.model.latent);
   model->to(device);
   RunAgreed(world, [&] { ChooseBackend(config.runtime, device); });  // a bad choice: one message
   std::unique_ptr<Communicator> comm = MakeCommunicator(config.runtime, world, device);
@@ -176,7 +179,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
 
   const std::string metrics_path = config.output.dir + "/metrics.jsonl";
   const std::string csv_path = config.output.dir + "/metrics.csv";
-  const std::string fingerprint = ModelFingerprint(config, train.RowLength());
+  const std::string fingerprint = ModelFingerprint(config, train->RowLength());
   const std::string config_yaml = ConfigToYaml(config);
   int64_t start_epoch = 0;
   int64_t start_step = 0;      // > 0 when resuming inside an epoch (after preemption)
@@ -259,12 +262,12 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
 
   for (int64_t epoch = start_epoch; epoch < config.train.epochs; ++epoch) {
     const auto epoch_start = Clock::now();
-    train.Shuffle(static_cast<uint64_t>(config.train.seed), epoch, world.Rank());
     Progress progress(lead, config.output.progress, config.output.log_every, epoch + 1, config.train.epochs, steps,
                       batch * accumulation * world.Size());
     // Per-step (loss, mse, kl) stay on the device: no host synchronisation inside the loop.
     const bool resuming_here = epoch == start_epoch && start_step > 0;
     at::Tensor step_losses = resuming_here ? resumed_losses.to(device) : at::zeros({steps, 3}, float_options);
+    train->StartEpoch(epoch, resuming_here ? start_step * accumulation : 0);
     double data_seconds = 0, compute_seconds = 0, comm_seconds = 0;
     int64_t skipped_steps = 0;
     for (int64_t step = resuming_here ? start_step : 0; step < steps; ++step, ++global_step) {
@@ -295,7 +298,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
       // communicates (its buckets all-reduced as they fill when runtime.overlap is on).
       for (int64_t micro = 0; micro < accumulation; ++micro) {
         auto t0 = Clock::now();
-        Batch b = train.ShuffledBatch(step * accumulation + micro, batch);  // [B, L] each
+        Batch b = train->Next();  // [B, L] each
         auto t1 = Clock::now();
         at::Tensor eps = at::randn({batch, config.model.latent}, float_options);
         PerSampleLoss loss = VaePerSampleLoss(model->forward(b.input, eps), b.target);

@@ -16,6 +16,11 @@ struct DataConfig {
   std::string val;    // HDF5 file with the validation rows
   std::string input_key = "input";
   std::string target_key = "target";
+  std::string sharding = "auto";  // static | blocks | auto (static if this rank's rows fit memory_budget)
+  double memory_budget_gib = 0;   // per rank, for static sharding; 0 = auto (half of RAM / local ranks)
+  int64_t block_rows = 0;         // blocks mode: rows per block; 0 = auto (the file's chunk rows, >= 1 MiB)
+  int64_t shuffle_window = 16;    // blocks mode: blocks whose rows are shuffled together
+  int64_t prefetch = 4;           // blocks mode: batches read ahead by the reader thread
 };
 
 struct ModelConfig {

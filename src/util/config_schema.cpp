@@ -141,6 +141,25 @@ ConfigKey AutoOrCount(std::string name, std::string help, Access<int64_t> access
   return key;
 }
 
+// "auto" or a size in GiB > 0; stored as 0 for auto.
+ConfigKey AutoOrGiB(std::string name, std::string help, Access<double> access) {
+  ConfigKey key{name, "auto | number > 0 (GiB)", help, nullptr, nullptr};
+  key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
+    if (node.IsScalar() && node.Scalar() == "auto") {
+      access(c) = 0;
+      return;
+    }
+    auto value = Convert<double>(node, name, where, "auto or a number of GiB");
+    if (!(value > 0) || !std::isfinite(value)) Fail(name, where, "must be auto or a number of GiB > 0");
+    access(c) = value;
+  };
+  key.get = [=](const Config& c) {
+    const double value = access(const_cast<Config&>(c));
+    return value == 0 ? YAML::Node("auto") : YAML::Node(value);
+  };
+  return key;
+}
+
 ConfigKey Boolean(std::string name, std::string help, Access<bool> access) {
   ConfigKey key{name, "true | false", help, nullptr, nullptr};
   key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
@@ -161,6 +180,22 @@ std::vector<ConfigKey> BuildKeys() {
            [](Config& c) -> auto& { return c.data.input_key; }),
       Text("data.target_key", "dataset holding the reconstruction target, shape [N, L]",
            [](Config& c) -> auto& { return c.data.target_key; }),
+      Choice("data.sharding",
+             "static: each rank reads its contiguous rows once and keeps them in memory; blocks: streams "
+             "blocks of rows with a reader thread (data larger than memory); auto: static if it fits "
+             "data.memory_budget",
+             [](Config& c) -> auto& { return c.data.sharding; }, {"auto", "static", "blocks"}),
+      AutoOrGiB("data.memory_budget",
+                "memory a rank may hold training rows in (static sharding); auto = half the node's RAM "
+                "shared by its ranks",
+                [](Config& c) -> auto& { return c.data.memory_budget_gib; }),
+      AutoOrCount("data.block_rows",
+                  "blocks sharding: rows per block; auto = the file's chunk rows (a multiple of them, >= 1 MiB)",
+                  [](Config& c) -> auto& { return c.data.block_rows; }),
+      Integer("data.shuffle_window", "blocks sharding: blocks whose rows are shuffled together",
+              [](Config& c) -> auto& { return c.data.shuffle_window; }, 1),
+      Integer("data.prefetch", "blocks sharding: batches the reader thread keeps ready ahead of training",
+              [](Config& c) -> auto& { return c.data.prefetch; }, 1),
 
       Choice("model.kind", "built-in model", [](Config& c) -> auto& { return c.model.kind; },
              {"vae_mlp"}),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <vector>
 
 #include "data/sharding.h"
 
@@ -62,10 +63,118 @@ TEST(Sharding, EpochOrdersAreDisjointAcrossRanksAndChangeEachEpoch) {
   }
 }
 
+TEST(Sharding, EveryRowIsUsedOverEpochs) {
+  for (int world : {1, 2, 3, 4, 7}) {
+    const int64_t rows = 1001, batch = 16;
+    const int64_t steps = StepsPerEpoch(rows, world, batch);
+    std::set<int64_t> used;
+    for (int64_t epoch = 0; epoch < 30; ++epoch) {
+      for (int r = 0; r < world; ++r) {
+        const RowRange slice = RankSlice(rows, world, r);
+        const std::vector<int64_t> order = EpochPermutation(slice.Size(), 5, epoch, r);
+        for (int64_t i = 0; i < steps * batch; ++i) used.insert(slice.begin + order[static_cast<size_t>(i)]);
+      }
+    }
+    EXPECT_EQ(static_cast<int64_t>(used.size()), rows) << "world " << world;
+  }
+}
+
 TEST(Sharding, OrderDependsOnSeedAndIsReproducible) {
   EXPECT_EQ(EpochPermutation(500, 1, 3, 0), EpochPermutation(500, 1, 3, 0));
   EXPECT_NE(EpochPermutation(500, 1, 3, 0), EpochPermutation(500, 2, 3, 0));
   EXPECT_NE(EpochPermutation(500, 1, 3, 0), EpochPermutation(500, 1, 3, 1));
+}
+
+// Block sharding, exhaustively over world sizes, awkward row counts, block sizes, windows and
+// batches: in every epoch the ranks' rows are disjoint, their union is every row, each rank can
+// fill the same number of steps, and another epoch visits rows in another order.
+TEST(BlockSharding, RanksCoverEveryRowOnceAndRunTheSameSteps) {
+  for (int world : {1, 2, 3, 4, 7}) {
+    for (int64_t rows : {7, 64, 97, 1000, 1023}) {
+      for (int64_t block_rows : {1, 3, 16, 64}) {
+        const BlockPlan plan{rows, block_rows};
+        for (int64_t window : {1, 4}) {
+          std::vector<std::vector<int64_t>> epoch0(static_cast<size_t>(world));
+          for (int64_t epoch = 0; epoch < 2; ++epoch) {
+            std::vector<int> seen(static_cast<size_t>(rows), 0);
+            int64_t fewest = rows;
+            for (int r = 0; r < world; ++r) {
+              const std::vector<int64_t> order = EpochBlockRowOrder(plan, world, r, 7, epoch, window);
+              for (int64_t row : order) {
+                ASSERT_GE(row, 0);
+                ASSERT_LT(row, rows);
+                ++seen[static_cast<size_t>(row)];
+              }
+              fewest = std::min<int64_t>(fewest, static_cast<int64_t>(order.size()));
+              if (epoch == 0) epoch0[static_cast<size_t>(r)] = order;
+              if (epoch == 1 && order.size() > 2) {
+                EXPECT_NE(order, epoch0[static_cast<size_t>(r)]) << world << " " << rows << " " << block_rows;
+              }
+            }
+            for (int64_t row = 0; row < rows; ++row) {
+              ASSERT_EQ(seen[static_cast<size_t>(row)], 1) << "row " << row << " world " << world << " rows " << rows
+                                                            << " block_rows " << block_rows;
+            }
+            EXPECT_GE(fewest, GuaranteedBlockRows(plan, world));
+            for (int64_t batch : {1, 5, 16}) {
+              const int64_t steps = BlockStepsPerEpoch(plan, world, batch);
+              EXPECT_LE(steps * batch, fewest);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The guarantee is tight: some permutation gives a rank exactly that many rows, so the steps
+// cannot be raised without a rank running short in some epoch.
+TEST(BlockSharding, GuaranteedRowsAreTight) {
+  for (int world : {1, 2, 3, 4, 7}) {
+    for (int64_t rows : {64, 97, 1000, 1023}) {
+      for (int64_t block_rows : {3, 16, 64}) {
+        const BlockPlan plan{rows, block_rows};
+        const int64_t full = plan.NumBlocks() / world;
+        if (full == 0) {
+          EXPECT_EQ(GuaranteedBlockRows(plan, world), 0);
+          continue;
+        }
+        const int64_t last = plan.Block(plan.NumBlocks() - 1).Size();
+        EXPECT_EQ(GuaranteedBlockRows(plan, world), (full - 1) * block_rows + last);
+      }
+    }
+  }
+}
+
+// Every row is trained on over epochs: the rows beyond steps*batch differ from epoch to epoch.
+TEST(BlockSharding, EveryRowIsUsedOverEpochs) {
+  for (int world : {1, 2, 3, 4, 7}) {
+    const BlockPlan plan{1023, 16};
+    const int64_t batch = 8;
+    const int64_t steps = BlockStepsPerEpoch(plan, world, batch);
+    std::set<int64_t> used;
+    for (int64_t epoch = 0; epoch < 40; ++epoch) {
+      for (int r = 0; r < world; ++r) {
+        const std::vector<int64_t> order = EpochBlockRowOrder(plan, world, r, 3, epoch, 4);
+        used.insert(order.begin(), order.begin() + steps * batch);
+      }
+    }
+    EXPECT_EQ(static_cast<int64_t>(used.size()), plan.rows) << "world " << world;
+  }
+}
+
+TEST(BlockSharding, WindowsShuffleRowsAcrossTheirBlocks) {
+  const BlockPlan plan{4096, 64};
+  const std::vector<int64_t> order = EpochBlockRowOrder(plan, 1, 0, 11, 0, 8);
+  // The first 64 rows visited come from more than one block (the window mixes 8 blocks).
+  std::set<int64_t> blocks;
+  for (int i = 0; i < 64; ++i) blocks.insert(order[static_cast<size_t>(i)] / 64);
+  EXPECT_GT(blocks.size(), 4u);
+  // With a window of one block, they all come from one.
+  const std::vector<int64_t> unmixed = EpochBlockRowOrder(plan, 1, 0, 11, 0, 1);
+  blocks.clear();
+  for (int i = 0; i < 64; ++i) blocks.insert(unmixed[static_cast<size_t>(i)] / 64);
+  EXPECT_EQ(blocks.size(), 1u);
 }
 
 }  // namespace

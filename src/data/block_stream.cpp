@@ -1,0 +1,289 @@
+#include "data/block_stream.h"
+
+#include <c10/core/DeviceGuard.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+
+#include "data/h5_file.h"
+#include "util/error.h"
+
+namespace ct {
+
+struct BlockStream::Shared {
+  std::mutex mutex;
+  std::condition_variable changed;
+  uint64_t generation = 0;  // bumped by every StartEpoch
+  bool requested = false;   // an epoch is asked for and the reader has not taken it yet
+  int64_t epoch = 0;
+  int64_t first_batch = 0;
+  std::deque<Batch> ready;
+  std::exception_ptr error;
+  bool stop = false;
+  bool exited = false;
+};
+
+namespace {
+
+using Shared = BlockStream::Shared;
+
+// What the file was when the reader opened it: a file deleted, replaced or truncated during
+// training is an error, not zeros (HDF5's POSIX driver reads past the end of a file as zeros).
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+};
+
+FileIdentity Identify(const std::string& path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) {
+    throw DataError("cannot stat '" + path + "' (" + ProcessIdentity() + "): " + std::strerror(errno));
+  }
+  return {info.st_dev, info.st_ino, info.st_size};
+}
+
+void CheckUnchanged(const std::string& path, const FileIdentity& opened, int64_t epoch) {
+  const std::string when = " during training (epoch " + std::to_string(epoch + 1) + ", " + ProcessIdentity() + ")";
+  const std::string fix = "; data.sharding=blocks reads it every epoch: restore it and resume with --resume auto";
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) {
+    throw DataError("training file '" + path + "' vanished" + when + ": " + std::strerror(errno) + fix);
+  }
+  if (info.st_dev != opened.device || info.st_ino != opened.inode) {
+    throw DataError("training file '" + path + "' was replaced by another file" + when + fix);
+  }
+  if (info.st_size < opened.size) {
+    throw DataError("training file '" + path + "' was truncated from " + std::to_string(opened.size) + " to " +
+                    std::to_string(info.st_size) + " bytes" + when + fix);
+  }
+}
+
+// The reader thread's side of the protocol in block_stream.h.
+class Reader {
+ public:
+  Reader(std::shared_ptr<Shared> shared, BlockStreamOptions options, int64_t batches)
+      : shared_(std::move(shared)), o_(std::move(options)), plan_{o_.schema.Rows(), o_.block_rows},
+        batches_(batches) {}
+
+  void Run() {
+    try {
+      // Pinned batches are allocated by this thread: on the training GPU, not device 0.
+      const c10::OptionalDeviceGuard guard(o_.device.is_cuda() ? c10::optional<c10::Device>(o_.device)
+                                                                : c10::nullopt);
+      while (TakeRequest()) ProduceEpoch();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      shared_->error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(shared_->mutex);
+      shared_->exited = true;
+    }
+    shared_->changed.notify_all();
+  }
+
+ private:
+  // Waits for StartEpoch; false when asked to stop.
+  bool TakeRequest() {
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    shared_->changed.wait(lock, [&] { return shared_->stop || shared_->requested; });
+    if (shared_->stop) return false;
+    shared_->requested = false;
+    generation_ = shared_->generation;
+    epoch_ = shared_->epoch;
+    first_batch_ = shared_->first_batch;
+    return true;
+  }
+
+  // Queues a batch, waiting for room; false if this epoch was abandoned (StartEpoch or stop).
+  bool Push(Batch batch) {
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    shared_->changed.wait(lock, [&] {
+      return shared_->stop || shared_->generation != generation_ ||
+             static_cast<int64_t>(shared_->ready.size()) < o_.prefetch;
+    });
+    if (shared_->stop || shared_->generation != generation_) return false;
+    shared_->ready.push_back(std::move(batch));
+    lock.unlock();
+    shared_->changed.notify_all();
+    return true;
+  }
+
+  bool Abandoned() {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    return shared_->stop || shared_->generation != generation_;
+  }
+
+  at::Tensor NewRows(const RowShape& shape, int64_t rows, bool pinned) const {
+    std::vector<int64_t> dims = shape.dims;
+    dims[0] = rows;
+    return at::empty(dims, at::TensorOptions().dtype(at::kFloat).pinned_memory(pinned));
+  }
+
+  void OpenOnce() {
+    if (file_) return;
+    identity_ = Identify(o_.path);
+    file_ = std::make_unique<ParallelH5File>(o_.path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
+    const int64_t window_rows = o_.window_blocks * o_.block_rows;
+    window_input_ = NewRows(o_.schema.input, window_rows, false);
+    window_target_ = NewRows(o_.schema.target, window_rows, false);
+  }
+
+  // Reads `blocks` into the window buffers, one after another; returns the rows read.
+  int64_t ReadWindow(const std::vector<int64_t>& blocks, size_t first, size_t end) {
+    int64_t rows = 0;
+    const int64_t input_elements = o_.schema.input.RowElements();
+    const int64_t target_elements = o_.schema.target.RowElements();
+    for (size_t i = first; i < end; ++i) {
+      const RowRange block = plan_.Block(blocks[i]);
+      file_->ReadRows(o_.input_key, block.begin, block.Size(), window_input_.data_ptr<float>() + rows * input_elements);
+      file_->ReadRows(o_.target_key, block.begin, block.Size(),
+                      window_target_.data_ptr<float>() + rows * target_elements);
+      rows += block.Size();
+    }
+    return rows;
+  }
+
+  // Serves batches first_batch_ .. batches_-1 of epoch_ in the order EpochBlockRowOrder defines.
+  void ProduceEpoch() {
+    OpenOnce();
+    const std::vector<int64_t> blocks = EpochBlocks(plan_, o_.world_size, o_.rank, o_.seed, epoch_);
+    const bool pinned = o_.device.is_cuda();
+    const size_t input_bytes = static_cast<size_t>(o_.schema.input.RowElements()) * sizeof(float);
+    const size_t target_bytes = static_cast<size_t>(o_.schema.target.RowElements()) * sizeof(float);
+    int64_t skip = first_batch_ * o_.batch;  // rows before the first batch asked for
+    int64_t produced = first_batch_;
+    Batch batch{NewRows(o_.schema.input, o_.batch, pinned), NewRows(o_.schema.target, o_.batch, pinned)};
+    int64_t filled = 0;
+    const auto window_blocks = static_cast<size_t>(o_.window_blocks);
+    for (size_t first = 0, window = 0; first < blocks.size() && produced < batches_; first += window_blocks, ++window) {
+      const size_t end = std::min(blocks.size(), first + window_blocks);
+      int64_t window_rows = 0;
+      for (size_t i = first; i < end; ++i) window_rows += plan_.Block(blocks[i]).Size();
+      if (skip >= window_rows) {  // wholly before the first batch asked for: not read
+        skip -= window_rows;
+        continue;
+      }
+      if (Abandoned()) return;
+      CheckUnchanged(o_.path, identity_, epoch_);
+      ReadWindow(blocks, first, end);
+      const std::vector<int64_t> order =
+          WindowPermutation(window_rows, o_.seed, epoch_, o_.rank, static_cast<int64_t>(window));
+      const auto* input = reinterpret_cast<const char*>(window_input_.data_ptr<float>());
+      const auto* target = reinterpret_cast<const char*>(window_target_.data_ptr<float>());
+      for (int64_t k = skip; k < window_rows && produced < batches_; ++k) {
+        const auto row = static_cast<size_t>(order[static_cast<size_t>(k)]);
+        std::memcpy(reinterpret_cast<char*>(batch.input.data_ptr<float>()) + filled * input_bytes,
+                    input + row * input_bytes, input_bytes);
+        std::memcpy(reinterpret_cast<char*>(batch.target.data_ptr<float>()) + filled * target_bytes,
+                    target + row * target_bytes, target_bytes);
+        if (++filled < o_.batch) continue;
+        if (!Push(std::move(batch))) return;
+        ++produced;
+        filled = 0;
+        batch = {NewRows(o_.schema.input, o_.batch, pinned), NewRows(o_.schema.target, o_.batch, pinned)};
+      }
+      skip = 0;
+    }
+  }
+
+  std::shared_ptr<Shared> shared_;
+  const BlockStreamOptions o_;
+  const BlockPlan plan_;
+  const int64_t batches_;
+  uint64_t generation_ = 0;
+  int64_t epoch_ = 0;
+  int64_t first_batch_ = 0;
+  std::unique_ptr<ParallelH5File> file_;
+  FileIdentity identity_;
+  at::Tensor window_input_;   // [window rows, ...]: the window's blocks, one after another
+  at::Tensor window_target_;
+};
+
+}  // namespace
+
+int64_t AutoBlockRows(const DatasetSchema& schema) {
+  const int64_t row_bytes = schema.input.RowElements() * 4;
+  if (schema.chunk_rows <= 0) return ChunkRowsFor(row_bytes, schema.Rows());
+  constexpr int64_t kMinBlockBytes = int64_t{1} << 20;
+  const int64_t chunk_bytes = schema.chunk_rows * row_bytes;
+  const int64_t chunks = std::max<int64_t>(1, (kMinBlockBytes + chunk_bytes - 1) / chunk_bytes);
+  return std::min(schema.Rows(), chunks * schema.chunk_rows);
+}
+
+BlockStream::BlockStream(BlockStreamOptions options)
+    : options_(std::move(options)),
+      batches_(BlockStepsPerEpoch(BlockPlan{options_.schema.Rows(), options_.block_rows}, options_.world_size,
+                                  options_.batch)),
+      shared_(std::make_shared<Shared>()) {
+  auto reader = std::make_shared<Reader>(shared_, options_, batches_);
+  reader_ = std::thread([reader] { reader->Run(); });
+}
+
+BlockStream::~BlockStream() {
+  std::unique_lock<std::mutex> lock(shared_->mutex);
+  shared_->stop = true;
+  shared_->changed.notify_all();
+  // A read stuck on a hung file system must not keep a failing job from ending: after a grace
+  // period the reader is left behind (it owns its state through shared pointers).
+  const bool exited = shared_->changed.wait_for(lock, std::chrono::seconds(10), [&] { return shared_->exited; });
+  lock.unlock();
+  if (exited) {
+    reader_.join();
+  } else {
+    reader_.detach();
+  }
+}
+
+std::vector<int64_t> BlockStream::RowDims() const {
+  return std::vector<int64_t>(options_.schema.input.dims.begin() + 1, options_.schema.input.dims.end());
+}
+
+std::string BlockStream::Describe() const {
+  const BlockPlan plan{options_.schema.Rows(), options_.block_rows};
+  const double block_mib = static_cast<double>(options_.block_rows * options_.schema.RowBytes()) / (1 << 20);
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "blocks: %lld blocks of %lld rows (%.1f MiB) dealt round-robin to %d ranks, rows shuffled within "
+                "windows of %lld blocks, %lld batches read ahead",
+                static_cast<long long>(plan.NumBlocks()), static_cast<long long>(options_.block_rows), block_mib,
+                options_.world_size, static_cast<long long>(options_.window_blocks),
+                static_cast<long long>(options_.prefetch));
+  return text;
+}
+
+void BlockStream::StartEpoch(int64_t epoch, int64_t first_batch) {
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    ++shared_->generation;
+    shared_->ready.clear();
+    shared_->requested = true;
+    shared_->epoch = epoch;
+    shared_->first_batch = first_batch;
+  }
+  shared_->changed.notify_all();
+}
+
+Batch BlockStream::Next() {
+  Batch batch;
+  {
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    shared_->changed.wait(lock, [&] { return shared_->error || shared_->exited || !shared_->ready.empty(); });
+    if (shared_->error) std::rethrow_exception(shared_->error);
+    if (shared_->ready.empty()) throw Error("the block reader thread ended before the epoch's last batch");
+    batch = std::move(shared_->ready.front());
+    shared_->ready.pop_front();
+  }
+  shared_->changed.notify_all();
+  if (options_.device.is_cpu()) return batch;
+  return {batch.input.to(options_.device, /*non_blocking=*/true), batch.target.to(options_.device, true)};
+}
+
+}  // namespace ct
