@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "data/chirp.h"
+#include "data/h5_file.h"
 #include "data/shard_loader.h"
 #include "data/sharding.h"
 #include "data/synthetic_writer.h"
@@ -53,6 +54,27 @@ TEST(ShardLoader, EachRankReadsExactlyItsRowsOfACollectivelyWrittenFile) {
   EXPECT_EQ(b.input.size(0), 10);
   EXPECT_EQ(std::get<0>(at::_unique(b.input.select(1, 0))).numel(), 10);
 
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world.Rank() == 0) std::filesystem::remove(path);
+}
+
+// The memory type matches the file type and the selections are plain hyperslabs, so HDF5 keeps
+// the transfer collective instead of silently falling back to independent I/O.
+TEST(ShardLoader, SliceReadsStayCollective) {
+  const auto& world = test::World();
+  const std::string path = SharedTempPath("collective.h5");
+  ChirpOptions options;
+  options.length = 32;
+  WriteChirpDataset(path, 777, options, MPI_COMM_WORLD);
+  uint32_t cause = 1;
+  {
+    ParallelH5File file(path, ParallelH5File::Mode::kRead, MPI_COMM_WORLD);
+    const RowRange slice = RankSlice(777, world.Size(), world.Rank());
+    std::vector<float> rows(static_cast<size_t>(slice.Size() * 32));
+    file.ReadRows("input", slice.begin, slice.Size(), rows.data());
+    cause = file.IndependentFallbackCause();
+  }
+  EXPECT_TRUE(test::AllRanksAgree(cause == 0)) << "H5D_MPIO cause bits " << cause;
   MPI_Barrier(MPI_COMM_WORLD);
   if (world.Rank() == 0) std::filesystem::remove(path);
 }
