@@ -18,6 +18,7 @@
 #include "comm/communicator.h"
 #include "comm/make_communicator.h"
 #include "data/h5_info.h"
+#include "data/seed_converter.h"
 #include "data/synthetic_writer.h"
 #include "train/trainer.h"
 #include "util/config.h"
@@ -115,6 +116,23 @@ int main(int argc, char** argv) {
   make_data->add_option("--seed", make.chirp.seed, "seed; rows depend only on it and their index");
   make_data->add_flag("-f,--force", make.force, "overwrite an existing file");
 
+  ct::ConvertOptions convert_options;
+  bool convert_force = false;
+  CLI::App* convert = app.add_subcommand(
+      "convert",
+      "convert a one-group-per-sample HDF5 file (sample0/input, sample0/target, ...) to the contiguous layout "
+      "training reads (input [N, ...], target [N, ...], float32, chunked by rows); runs on any number of ranks");
+  convert->add_option("seed", convert_options.seed_path, "HDF5 file in the one-group-per-sample layout")
+      ->required()
+      ->check(CLI::ExistingFile);
+  convert->add_option("out", convert_options.out_path, "output HDF5 file")->required();
+  convert->add_flag("--verify", convert_options.verify,
+                    "after writing, read the output back and compare every sample with the seed file");
+  convert->add_flag("--verify-only", convert_options.verify_only,
+                    "compare an existing output with the seed file; write nothing");
+  convert->add_flag("-f,--force", convert_force, "overwrite an existing output file");
+  convert->add_flag("!--no-progress", convert_options.progress, "no progress lines");
+
   std::string info_path;
   CLI::App* info = app.add_subcommand("info", "describe an HDF5 file: datasets, shapes, dtypes, chunks, compression");
   info->add_option("file", info_path, "HDF5 file")->required()->check(CLI::ExistingFile);
@@ -181,6 +199,19 @@ int main(int argc, char** argv) {
         spdlog::info("wrote {}: {} rows of length {} (noise {}, seed {}) from {} ranks", make.out, make.samples,
                      make.chirp.length, make.chirp.noise_std, make.chirp.seed, world.Size());
       }
+    });
+  }
+  if (*convert) {
+    const bool exists = std::filesystem::exists(convert_options.out_path);
+    if (convert_options.verify_only && !exists) {
+      return ReportEarlyError("--verify-only: '" + convert_options.out_path + "' does not exist", ct::kExitUsage);
+    }
+    if (!convert_options.verify_only && exists && !convert_force) {
+      return ReportEarlyError("'" + convert_options.out_path + "' exists; pass --force to overwrite it, or "
+                              "--verify-only to check it against the seed file", ct::kExitUsage);
+    }
+    return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) {
+      ct::ConvertSeedLayout(convert_options, world);
     });
   }
   if (*bench_allreduce || *bench_step) {
