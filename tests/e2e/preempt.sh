@@ -1,37 +1,43 @@
 # Preemption: SIGUSR1 (Slurm's --signal) to every rank stops all of them after the same step,
 # writes a mid-epoch checkpoint and exits 75; --resume auto then continues exactly as a run
-# that was never interrupted (losses, lrs and weights bit for bit).
+# that was never interrupted (losses, lrs and weights bit for bit) -- with the rows in memory
+# (data.sharding=static) and streamed in blocks (the reader restarts inside the epoch).
 source "$(dirname "$0")/common.sh"
 need_python
 tiny_data "$WORK" 4096
-T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5"
-   --set train.epochs=30 --set output.checkpoint_every=0)
+case_sharding() {
+  T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5"
+     --set train.epochs=30 --set output.checkpoint_every=0 --set data.sharding=$1 --set data.block_rows=256)
 
-"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/straight" >/dev/null
+  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/$1-straight" >/dev/null
 
-"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/pre" >"$WORK/pre.txt" 2>&1 &
-job=$!
-for _ in $(seq 200); do grep -q "^epoch   1/30" "$WORK/pre.txt" 2>/dev/null && break; sleep 0.05; done
-pids=$(grep -o "pid [0-9]*" "$WORK/pre.txt" | grep -o "[0-9]*")
-[[ $(echo "$pids" | wc -w) -eq 2 ]] || { cat "$WORK/pre.txt"; fail "could not find both ranks' pids"; }
-kill -USR1 $pids
-rc=0
-wait "$job" || rc=$?
-cat "$WORK/pre.txt" | grep -E "preempted|epoch " | tail -3
-[[ $rc -eq 75 ]] || { cat "$WORK/pre.txt"; fail "exit code $rc after SIGUSR1, expected 75"; }
-ls "$WORK/pre/checkpoints" | grep -q "step-" || fail "no mid-epoch checkpoint was written"
+  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/$1-pre" >"$WORK/$1-pre.txt" 2>&1 &
+  job=$!
+  for _ in $(seq 200); do grep -q "^epoch   1/30" "$WORK/$1-pre.txt" 2>/dev/null && break; sleep 0.05; done
+  pids=$(grep -o "pid [0-9]*" "$WORK/$1-pre.txt" | grep -o "[0-9]*")
+  [[ $(echo "$pids" | wc -w) -eq 2 ]] || { cat "$WORK/$1-pre.txt"; fail "could not find both ranks' pids"; }
+  kill -USR1 $pids
+  rc=0
+  wait "$job" || rc=$?
+  cat "$WORK/$1-pre.txt" | grep -E "preempted|epoch " | tail -3
+  [[ $rc -eq 75 ]] || { cat "$WORK/$1-pre.txt"; fail "exit code $rc after SIGUSR1, expected 75"; }
+  ls "$WORK/$1-pre/checkpoints" | grep -q "step-" || fail "no mid-epoch checkpoint was written"
 
-"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/pre" --resume auto | grep "resumed from"
-"$PY" - "$WORK" <<'PYEOF'
+  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/$1-pre" --resume auto | grep "resumed from"
+  "$PY" - "$WORK" "$1" <<'PYEOF'
 import json, sys, torch
-w = sys.argv[1]
-rows = lambda run: [json.loads(l) for l in open(f"{w}/{run}/metrics.jsonl")]
+w, mode = sys.argv[1], sys.argv[2]
+rows = lambda run: [json.loads(l) for l in open(f"{w}/{mode}-{run}/metrics.jsonl")]
 a, b = rows("straight"), rows("pre")
 assert len(a) == len(b) == 30, (len(a), len(b))
 keys = ["epoch", "global_step", "train_loss", "train_mse", "train_kl", "val_loss", "val_mse", "val_kl", "lr"]
 for x, y in zip(a, b):
     assert all(x[k] == y[k] for k in keys), (x, y)
-sa, sb = torch.load(f"{w}/straight/model.pt"), torch.load(f"{w}/pre/model.pt")
+sa, sb = torch.load(f"{w}/{mode}-straight/model.pt"), torch.load(f"{w}/{mode}-pre/model.pt")
 assert all(torch.equal(sa[k], sb[k]) for k in sa), "weights differ"
-print("ok: preempted and resumed run equals the uninterrupted run bit for bit")
+print(f"ok ({mode}): preempted and resumed run equals the uninterrupted run bit for bit")
 PYEOF
+}
+
+case_sharding static
+case_sharding blocks
