@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "bench/allreduce_bench.h"
+#include "bench/io_bench.h"
 #include "bench/step_bench.h"
 #include "cluster/mpi_world.h"
 #include "cluster/preemption.h"
@@ -161,6 +162,18 @@ int main(int argc, char** argv) {
   bench_step->add_option("--steps", step_options.steps, "timed steps")->check(CLI::PositiveNumber);
   bench_step->add_option("--warmup", step_options.warmup, "untimed steps before them")->check(CLI::NonNegativeNumber);
 
+  ct::IoBenchOptions io_options;
+  CLI::App* bench_io = bench->add_subcommand(
+      "io", "read throughput of data.sharding static and blocks (and the seed layout) against the page cache");
+  bench_io->add_option("file", io_options.file, "HDF5 file in the contiguous layout (input, target)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  bench_io->add_option("--seed", io_options.seed_file, "the same rows in the one-group-per-sample layout")
+      ->check(CLI::ExistingFile);
+  bench_io->add_option("--repeats", io_options.repeats, "rounds; medians are reported")->check(CLI::PositiveNumber);
+  bench_io->add_option("--batch", io_options.batch, "rows per batch of the blocks stream")
+      ->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -213,6 +226,9 @@ int main(int argc, char** argv) {
     return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) {
       ct::ConvertSeedLayout(convert_options, world);
     });
+  }
+  if (*bench_io) {
+    return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) { ct::RunIoBench(io_options, world); });
   }
   if (*bench_allreduce || *bench_step) {
     ct::Config config;

@@ -1,5 +1,5 @@
 # The benchmark tools run and say what they measured: `bench step` (the compute-only bound) and
-# `bench allreduce` at 1 and 2 ranks, and the Python DDP peer (bench/peer/ddp_vae.py) at 2 ranks
+# `bench allreduce` at 1 and 2 ranks, `bench io` at 2 ranks with a seed-layout file, and the Python DDP peer (bench/peer/ddp_vae.py) at 2 ranks
 # with a DataLoader worker, plus its compute-only mode. Timings are printed, never asserted.
 source "$(dirname "$0")/common.sh"
 need_python
@@ -16,10 +16,17 @@ for row in "one raw all-reduce of all bytes" "bucketed, 25 MiB buckets" "one all
            "all-reduce during backward (overlap on)"; do
   grep -q "| $row" "$WORK/allreduce.txt" || { cat "$WORK/allreduce.txt"; fail "bench allreduce lacks '$row'"; }
 done
+"$PY" bench/make_seed_layout.py "$WORK/train.h5" "$WORK/seed.h5" --rows 2048
+"$MPIEXEC" -n 2 "$BIN" bench io "$WORK/train.h5" --seed "$WORK/seed.h5" --repeats 1 >"$WORK/io.txt" 2>&1 \
+  || { cat "$WORK/io.txt"; fail "bench io failed"; }
+for row in "page cache, reused buffer" "page cache, into new memory" "static (MPI-IO, collective)" \
+           "blocks (reader thread)" "seed layout (per sample)"; do
+  grep -qF "| $row" "$WORK/io.txt" || { cat "$WORK/io.txt"; fail "bench io lacks '$row'"; }
+done
 PEER=(bench/peer/ddp_vae.py --data "$WORK/train.h5" --length 256 --hidden 128 64 --latent 8 --batch 32 --threads 1)
 line=$("$MPIEXEC" -n 2 -x MASTER_PORT=$(( 29500 + RANDOM % 2000 )) "$PY" "${PEER[@]}" --epochs 1 --workers 1 2>/dev/null | tail -1)
 "$PY" -c "import json, sys; r = json.loads(sys.argv[1]); assert r['steps'] == 2048 // (2 * 32) and r['world_size'] == 2 and r['samples_per_s'] > 0, r" "$line" \
   || fail "the DDP peer: $line"
 line=$("$PY" "${PEER[@]}" --compute-only --steps 5 --warmup 1 | tail -1)
 "$PY" -c "import json, sys; assert json.loads(sys.argv[1])['compute_only_samples_per_s'] > 0" "$line" || fail "peer compute-only: $line"
-echo "ok: bench step, bench allreduce and the DDP peer ran"
+echo "ok: bench step, bench allreduce, bench io and the DDP peer ran"

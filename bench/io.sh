@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The data pipeline's benchmarks, as tables in bench/results/io.md:
+#   1. `clustertrain bench io` at 1 and 2 ranks on the demo training file (16,384 x 1024 float32
+#      rows, 128 MiB) and on the same rows in the seed's one-group-per-sample layout: read
+#      throughput of data.sharding static and blocks against the page cache;
+#   2. demo training throughput on 2 ranks with data.sharding static vs blocks, interleaved,
+#      REPEATS runs each, median of epochs 2-3 of each run, then the median over runs: the
+#      reader thread must hide reading behind compute.
+#   bench/io.sh [REPEATS]          (default 3; about 3 minutes on 2 cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPEATS=${1:-3}
+launch/setup.sh >/dev/null
+launch/demo_data.sh
+source launch/mpi_env.sh
+OUT=bench/results/io.md
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p bench/results
+/usr/bin/python3 bench/make_seed_layout.py data/gw_train.h5 "$WORK/seed.h5"
+
+{
+  echo "# Data pipeline benchmarks"
+  echo
+  echo "Machine: $(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p')), $(uname -r); $(date -u +%F)."
+  echo "The file is in the page cache (a warm-up read first). *Reused buffer*: pread into one 8 MiB"
+  echo "buffer, as \`dd\` does. *Into new memory*: pread into memory that keeps every byte, as any"
+  echo "loader that holds the rows must (its first touch of each page costs a page fault)."
+  for ranks in 1 2; do
+    echo
+    echo "## \`mpirun -n $ranks build/clustertrain bench io data/gw_train.h5 --seed SEED.h5\`"
+    echo
+    mpirun -n "$ranks" $(mpi_flags_for "$ranks") build/clustertrain bench io data/gw_train.h5 --seed "$WORK/seed.h5" \
+      --repeats 7 2>&1 | grep -E '^\||^bench io'
+  done
+} >"$OUT"
+
+for run in $(seq "$REPEATS"); do
+  for mode in static blocks; do
+    echo "bench: training run $run/$REPEATS, data.sharding=$mode" >&2
+    dir="$WORK/r$run-$mode"
+    mpirun -n 2 $(mpi_flags_for 2) build/clustertrain train --config configs/gw_vae.yaml --set data.sharding=$mode \
+      --set output.dir="$dir" --set train.epochs=3 --set output.checkpoint_every=0 --set output.log_every=0 \
+      >"$dir.txt" 2>&1
+  done
+done
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+# field RUN_DIR NAME: NAME of epochs 2-3, one per line
+field() { grep -o "\"$2\":[0-9.e-]*" "$1/metrics.jsonl" | tail -2 | cut -d: -f2; }
+{
+  echo
+  echo "## Demo training on 2 ranks: data.sharding static vs blocks"
+  echo
+  echo "\`mpirun -n 2 build/clustertrain train --config configs/gw_vae.yaml --set data.sharding=MODE --set train.epochs=3\`,"
+  echo "$REPEATS runs each, interleaved; the median over runs of each run's median of epochs 2-3. *Waiting for data*:"
+  echo "time in the training loop spent getting the next batch (blocks: waiting for the reader thread)."
+  echo
+  echo "| data.sharding | samples/s | waiting for data | vs static |"
+  echo "|---|---:|---:|---:|"
+  base=""
+  for mode in static blocks; do
+    rate=$(for run in $(seq "$REPEATS"); do field "$WORK/r$run-$mode" samples_per_s | median; done | median)
+    wait_share=$(for run in $(seq "$REPEATS"); do
+      paste <(field "$WORK/r$run-$mode" data_seconds) <(field "$WORK/r$run-$mode" train_seconds) |
+        awk '{print 100 * $1 / $2}' | median
+    done | median)
+    [[ -n "$base" ]] || base=$rate
+    printf "| %s | %.0f | %.1f%% | %.3f |\n" "$mode" "$rate" "$wait_share" "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')"
+  done
+} >>"$OUT"
+cat "$OUT"

@@ -1,0 +1,166 @@
+#include "bench/io_bench.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "cluster/agree.h"
+#include "cluster/mpi_check.h"
+#include "data/block_stream.h"
+#include "data/dataset_schema.h"
+#include "data/h5_file.h"
+#include "data/seed_layout.h"
+#include "data/sharding.h"
+#include "util/error.h"
+
+namespace ct {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One timed variant: every rank runs `body` between barriers; returns this rank's (bytes, s).
+struct Sample {
+  double bytes = 0;
+  double seconds = 0;
+};
+
+Sample Timed(MPI_Comm comm, const std::function<double()>& body) {
+  MPI_CHECK(MPI_Barrier(comm));
+  const auto start = Clock::now();
+  const double bytes = body();
+  return {bytes, std::chrono::duration<double>(Clock::now() - start).count()};
+}
+
+// Reads bytes [begin, end) of `path` with pread in 8 MiB pieces: into one reused 8 MiB buffer
+// (as dd does), or, with `keep`, into new memory that holds all of them (as a loader must).
+double PreadRange(const std::string& path, int64_t begin, int64_t end, bool keep) {
+  const int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw DataError("bench io: cannot open '" + path + "': " + std::strerror(errno));
+  constexpr int64_t kPiece = int64_t{8} << 20;
+  // Not value-initialised: the first touch is the read itself, as in a loader.
+  std::unique_ptr<char[]> buffer(new char[static_cast<size_t>(keep ? std::max<int64_t>(end - begin, 1) : kPiece)]);
+  for (int64_t at = begin; at < end;) {
+    char* into = buffer.get() + (keep ? at - begin : 0);
+    const ssize_t got = pread(fd, into, std::min<int64_t>(end - at, kPiece), at);
+    if (got <= 0) {
+      close(fd);
+      throw DataError("bench io: read of '" + path + "' failed at byte " + std::to_string(at));
+    }
+    at += got;
+  }
+  close(fd);
+  return static_cast<double>(end - begin);
+}
+
+struct Row {
+  std::string name;
+  std::vector<double> per_rank_mbs;  // one per repeat: mean over ranks of this rank's MB/s
+  std::vector<double> aggregate_mbs;  // one per repeat: all bytes / slowest rank's time
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+void Record(Row& row, const Sample& s, MPI_Comm comm, int world_size) {
+  double rate = s.bytes / s.seconds / 1e6;
+  double sums[2] = {rate, s.bytes};
+  double slowest = s.seconds;
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm));
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
+  row.per_rank_mbs.push_back(sums[0] / world_size);
+  row.aggregate_mbs.push_back(sums[1] / slowest / 1e6);
+}
+
+}  // namespace
+
+void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
+  const MPI_Comm comm = world.Comm();
+  DatasetSchema schema;
+  RunAgreed(world, [&] {
+    const ParallelH5File file(o.file, ParallelH5File::Mode::kRead, comm);
+    schema = ReadSchema(file, "input", "target");
+  });
+  std::optional<SeedLayoutReader> seed;
+  if (!o.seed_file.empty()) RunAgreed(world, [&] { seed.emplace(o.seed_file); });
+  const int64_t file_bytes = static_cast<int64_t>(std::filesystem::file_size(o.file));
+  const RowRange slice = RankSlice(schema.Rows(), world.Size(), world.Rank());
+  const int64_t row_bytes = schema.RowBytes();
+
+  // Warm-up: the whole file into the page cache, so that every variant reads from memory.
+  PreadRange(o.file, 0, file_bytes, false);
+
+  std::vector<Row> rows = {{"page cache, reused buffer", {}, {}}, {"page cache, into new memory", {}, {}},
+                           {"static (MPI-IO, collective)", {}, {}}, {"blocks (reader thread)", {}, {}}};
+  if (seed) rows.push_back({"seed layout (per sample)", {}, {}});
+  BlockStreamOptions stream_options;
+  stream_options.path = o.file;
+  stream_options.schema = schema;
+  stream_options.block_rows = AutoBlockRows(schema);
+  stream_options.batch = o.batch;
+  stream_options.world_size = world.Size();
+  stream_options.rank = world.Rank();
+  // One stream for the whole run, as in training: its buffers are reused epoch after epoch.
+  BlockStream stream(stream_options);
+  auto stream_epoch = [&](int64_t epoch) {
+    stream.StartEpoch(epoch, 0);
+    for (int64_t b = 0; b < stream.BatchesPerEpoch(); ++b) stream.Next();
+    return static_cast<double>(stream.BatchesPerEpoch() * o.batch * row_bytes);
+  };
+  stream_epoch(o.repeats);  // warm-up epoch
+  const int64_t my_bytes_begin = file_bytes * world.Rank() / world.Size();
+  const int64_t my_bytes_end = file_bytes * (world.Rank() + 1) / world.Size();
+  for (int repeat = 0; repeat < o.repeats; ++repeat) {
+    Record(rows[0], Timed(comm, [&] { return PreadRange(o.file, my_bytes_begin, my_bytes_end, false); }), comm,
+           world.Size());
+    Record(rows[1], Timed(comm, [&] { return PreadRange(o.file, my_bytes_begin, my_bytes_end, true); }), comm,
+           world.Size());
+    Record(rows[2], Timed(comm, [&] {
+             // As ShardLoader::Load: the slice into new memory, with collective reads.
+             const ParallelH5File file(o.file, ParallelH5File::Mode::kRead, comm);
+             std::unique_ptr<float[]> input(new float[static_cast<size_t>(slice.Size() * schema.input.RowElements())]);
+             std::unique_ptr<float[]> target(
+                 new float[static_cast<size_t>(slice.Size() * schema.target.RowElements())]);
+             file.ReadRows("input", slice.begin, slice.Size(), input.get());
+             file.ReadRows("target", slice.begin, slice.Size(), target.get());
+             return static_cast<double>(slice.Size() * row_bytes);
+           }), comm, world.Size());
+    Record(rows[3], Timed(comm, [&] { return stream_epoch(repeat); }), comm, world.Size());
+    if (seed) {
+      Record(rows[4], Timed(comm, [&] {
+               std::vector<float> input(static_cast<size_t>(schema.input.RowElements()));
+               std::vector<float> target(static_cast<size_t>(schema.target.RowElements()));
+               for (int64_t i = slice.begin; i < slice.end; ++i) {
+                 seed->Read(i, "input", input.data());
+                 seed->Read(i, "target", target.data());
+               }
+               return static_cast<double>(slice.Size() * row_bytes);
+             }), comm, world.Size());
+    }
+  }
+  if (world.Rank() != 0) return;
+  const double reused = Median(rows[0].aggregate_mbs);
+  const double fresh = Median(rows[1].aggregate_mbs);
+  fmt::print("bench io: {} ({} rows of {} bytes, {:.0f} MiB), {} rank(s), median of {} rounds\n", o.file,
+             schema.Rows(), row_bytes, static_cast<double>(file_bytes) / (1 << 20), world.Size(), o.repeats);
+  fmt::print("| {:<28} | {:>13} | {:>14} | {:>15} | {:>18} |\n", "read", "per rank MB/s", "aggregate MB/s",
+             "vs reused buffer", "vs into new memory");
+  fmt::print("|{:-<30}|{:->15}|{:->16}|{:->17}|{:->20}|\n", "", ":", ":", ":", ":");
+  for (const Row& row : rows) {
+    const double aggregate = Median(row.aggregate_mbs);
+    fmt::print("| {:<28} | {:>13.0f} | {:>14.0f} | {:>15.0f}% | {:>17.0f}% |\n", row.name, Median(row.per_rank_mbs),
+               aggregate, 100 * aggregate / reused, 100 * aggregate / fresh);
+  }
+}
+
+}  // namespace ct
