@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -136,19 +137,33 @@ class Reader {
     window_target_ = NewRows(o_.schema.target, window_rows, false);
   }
 
-  // Reads `blocks` into the window buffers, one after another; returns the rows read.
-  int64_t ReadWindow(const std::vector<int64_t>& blocks, size_t first, size_t end) {
+  // Reads `blocks` into the window buffers, one after another, and checks their values (as
+  // the static loader does on load: a NaN in the file is reported as such, not as a diverged loss).
+  void ReadWindow(const std::vector<int64_t>& blocks, size_t first, size_t end) {
     int64_t rows = 0;
     const int64_t input_elements = o_.schema.input.RowElements();
     const int64_t target_elements = o_.schema.target.RowElements();
     for (size_t i = first; i < end; ++i) {
       const RowRange block = plan_.Block(blocks[i]);
-      file_->ReadRows(o_.input_key, block.begin, block.Size(), window_input_.data_ptr<float>() + rows * input_elements);
-      file_->ReadRows(o_.target_key, block.begin, block.Size(),
-                      window_target_.data_ptr<float>() + rows * target_elements);
+      float* input = window_input_.data_ptr<float>() + rows * input_elements;
+      float* target = window_target_.data_ptr<float>() + rows * target_elements;
+      file_->ReadRows(o_.input_key, block.begin, block.Size(), input);
+      file_->ReadRows(o_.target_key, block.begin, block.Size(), target);
+      CheckFinite(input, block, input_elements, o_.input_key);
+      CheckFinite(target, block, target_elements, o_.target_key);
       rows += block.Size();
     }
-    return rows;
+  }
+
+  void CheckFinite(const float* values, const RowRange& block, int64_t row_elements, const std::string& key) const {
+    for (int64_t r = 0; r < block.Size(); ++r) {
+      for (int64_t j = 0; j < row_elements; ++j) {
+        if (!std::isfinite(values[r * row_elements + j])) {
+          throw DataError("'" + o_.path + "': dataset '" + key + "' has a NaN or Inf value in row " +
+                          std::to_string(block.begin + r) + "; clean or drop that row");
+        }
+      }
+    }
   }
 
   // Serves batches first_batch_ .. batches_-1 of epoch_ in the order EpochBlockRowOrder defines.

@@ -31,6 +31,8 @@ with h5py.File('$WORK/empty.h5', 'w') as f:
 with h5py.File('$WORK/short.h5', 'w') as f:
     f['input'] = np.zeros((256, 256), np.float32); f['target'] = np.zeros((255, 256), np.float32)"
   expect_failure 3 "NaN or Inf values, first in row 200" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/nan.h5"
+  expect_failure 3 "has a NaN or Inf value in row 200" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+    --set data.train="$WORK/nan.h5" --set data.sharding=blocks --set data.block_rows=32
   expect_failure 3 "has no rows" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/empty.h5"
   expect_failure 3 "must pair row by row" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/short.h5"
 fi
