@@ -141,7 +141,13 @@ void GradientSync::MarkReady(size_t param) {
 void GradientSync::LaunchReadyBuckets() {
   while (next_launch_ < buckets_.size() && buckets_[next_launch_].unfilled == 0) {
     Bucket& bucket = buckets_[next_launch_++];
-    bucket.work = comm_.AllReduceAverageAsync(bucket.flat);
+    if (options_.bf16) {
+      if (!bucket.wire.defined()) bucket.wire = at::empty_like(bucket.flat, bucket.flat.options().dtype(at::kBFloat16));
+      bucket.wire.copy_(bucket.flat);
+      bucket.work = comm_.AllReduceAverageAsync(bucket.wire);
+    } else {
+      bucket.work = comm_.AllReduceAverageAsync(bucket.flat);
+    }
   }
 }
 
@@ -159,6 +165,7 @@ void GradientSync::AverageGradients() {
   for (Bucket& bucket : buckets_) {
     bucket.work->Wait();
     bucket.work.reset();
+    if (options_.bf16) bucket.flat.copy_(bucket.wire);
   }
   armed_ = false;
 }

@@ -11,6 +11,9 @@
 // Buckets are launched strictly in index order, so every rank issues the same collectives in
 // the same order whatever order its hooks fire in.
 //
+// runtime.allreduce_precision=bf16: a launched bucket is copied to a bfloat16 buffer of its own,
+// which is averaged over ranks instead, and copied back after the wait.
+//
 // Gradient accumulation: PrepareBackward(false) for all but the last micro-batch of a step
 // leaves the hooks idle (gradients accumulate in the buckets locally, no communication);
 // PrepareBackward(true) before the last makes complete buckets go out during its backward.
@@ -28,6 +31,7 @@ namespace ct {
 struct SyncOptions {
   double bucket_mb = 25.0;  // bucket capacity in MiB; a larger parameter gets a bucket of its own
   bool overlap = true;      // reduce buckets during backward (false: all after backward)
+  bool bf16 = false;        // send each bucket as bfloat16 (half the bytes), averaged in bfloat16
 };
 
 class GradientSync {
@@ -54,6 +58,7 @@ class GradientSync {
  private:
   struct Bucket {
     at::Tensor flat;                  // [sum of its parameters' numel]
+    at::Tensor wire;                  // bf16: flat's bfloat16 copy, all-reduced in its place
     std::vector<size_t> params;       // indices into parameters_
     size_t unfilled = 0;              // parameters whose gradient is not final yet this step
     std::unique_ptr<Work> work;       // the all-reduce in flight

@@ -3,21 +3,42 @@
 #include <algorithm>
 #include <climits>
 
+#include <c10/util/BFloat16.h>
+
 #include "cluster/mpi_check.h"
 #include "util/error.h"
 
 namespace ct {
 namespace {
 
+// bfloat16 has no MPI type: 16-bit words, summed by an operation of our own (in float, rounded
+// back to bfloat16 at each step of MPI's reduction).
+void SumBFloat16(void* in, void* inout, int* count, MPI_Datatype*) {
+  const auto* a = static_cast<const c10::BFloat16*>(in);
+  auto* b = static_cast<c10::BFloat16*>(inout);
+  for (int i = 0; i < *count; ++i) b[i] = c10::BFloat16(static_cast<float>(a[i]) + static_cast<float>(b[i]));
+}
+
+MPI_Op SumOp(const at::Tensor& tensor) {
+  if (tensor.scalar_type() != at::kBFloat16) return MPI_SUM;
+  static MPI_Op op = [] {
+    MPI_Op created;
+    MPI_CHECK(MPI_Op_create(SumBFloat16, /*commute=*/1, &created));
+    return created;
+  }();
+  return op;
+}
+
 MPI_Datatype MpiType(const at::Tensor& tensor) {
   switch (tensor.scalar_type()) {
     case at::kFloat: return MPI_FLOAT;
+    case at::kBFloat16: return MPI_UINT16_T;
     case at::kDouble: return MPI_DOUBLE;
     case at::kLong: return MPI_INT64_T;
     case at::kInt: return MPI_INT32_T;
     default:
       throw CommError("MPI backend: tensors of dtype " + std::string(c10::toString(tensor.scalar_type())) +
-                      " are not supported (" + ProcessIdentity() + "); use float32, float64 or integers");
+                      " are not supported (" + ProcessIdentity() + "); use float32, float64, bfloat16 or integers");
   }
 }
 
@@ -83,8 +104,9 @@ MpiCommunicator::~MpiCommunicator() {
 void MpiCommunicator::Reduce(at::Tensor& tensor) {
   const MPI_Datatype type = MpiType(tensor);  // validated on one rank too, not only at scale
   if (size_ == 1) return;
+  const MPI_Op op = SumOp(tensor);
   InPieces(tensor, [&](void* data, int count) {
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, count, type, MPI_SUM, comm_));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, count, type, op, comm_));
   });
 }
 

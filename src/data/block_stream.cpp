@@ -261,6 +261,10 @@ std::vector<int64_t> BlockStream::RowDims() const {
   return std::vector<int64_t>(options_.schema.input.dims.begin() + 1, options_.schema.input.dims.end());
 }
 
+std::vector<int64_t> BlockStream::TargetDims() const {
+  return std::vector<int64_t>(options_.schema.target.dims.begin() + 1, options_.schema.target.dims.end());
+}
+
 std::string BlockStream::Describe() const {
   const BlockPlan plan{options_.schema.Rows(), options_.block_rows};
   const double block_mib = static_cast<double>(options_.block_rows * options_.schema.RowBytes()) / (1 << 20);

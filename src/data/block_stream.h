@@ -51,6 +51,7 @@ class BlockStream : public TrainBatches {
 
   int64_t TotalRows() const override { return options_.schema.Rows(); }
   std::vector<int64_t> RowDims() const override;
+  std::vector<int64_t> TargetDims() const override;
   int64_t BatchesPerEpoch() const override { return batches_; }
   std::string Describe() const override;
   void StartEpoch(int64_t epoch, int64_t first_batch) override;

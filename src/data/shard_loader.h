@@ -26,6 +26,7 @@ class ShardLoader {
   int64_t TotalRows() const { return total_rows_; }  // rows over all ranks
   int64_t RowLength() const { return input_.numel() / std::max<int64_t>(Rows(), 1); }
   std::vector<int64_t> RowDims() const { return input_.sizes().slice(1).vec(); }
+  std::vector<int64_t> TargetDims() const { return target_.sizes().slice(1).vec(); }
   int64_t Bytes() const { return (input_.numel() + target_.numel()) * 4; }
 
   // Draws this epoch's order of local rows (same seed on every rank, mixed with the rank).
@@ -50,6 +51,7 @@ class StaticBatches : public TrainBatches {
   StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank);
   int64_t TotalRows() const override { return rows_.TotalRows(); }
   std::vector<int64_t> RowDims() const override { return rows_.RowDims(); }
+  std::vector<int64_t> TargetDims() const override { return rows_.TargetDims(); }
   int64_t BatchesPerEpoch() const override { return batches_; }
   std::string Describe() const override;
   void StartEpoch(int64_t epoch, int64_t first_batch) override;

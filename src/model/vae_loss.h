@@ -7,7 +7,7 @@
 
 #include <torch/types.h>
 
-#include "model/vae_mlp.h"
+#include "model/model.h"
 
 namespace ct {
 
@@ -16,6 +16,7 @@ struct PerSampleLoss {
   torch::Tensor kl;   // [B]
 };
 
+// out.mu undefined (a plain autoencoder): kl = 0.
 PerSampleLoss VaePerSampleLoss(const VaeOutput& out, const torch::Tensor& target);
 
 // Scalar training loss of a batch.

@@ -13,13 +13,9 @@
 
 #include <vector>
 
-namespace ct {
+#include "model/model.h"
 
-struct VaeOutput {
-  torch::Tensor recon;   // [B, L]
-  torch::Tensor mu;      // [B, latent]
-  torch::Tensor logvar;  // [B, latent]
-};
+namespace ct {
 
 class VaeMlpImpl : public torch::nn::Module {
  public:

@@ -2,6 +2,7 @@
 
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
+#include <c10/core/GradMode.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -44,6 +45,77 @@ c10::IValue Get(torch::serialize::InputArchive& archive, const char* key, const 
   return value;
 }
 
+// "encoder.0.weight" -> archive "encoder" -> archive "0" -> tensor "weight".
+void WriteNested(torch::serialize::OutputArchive& archive, const std::vector<NamedTensor>& state) {
+  std::vector<std::string> children;  // first components, in order of appearance
+  std::vector<std::vector<NamedTensor>> grouped;
+  for (const NamedTensor& item : state) {
+    const size_t dot = item.name.find('.');
+    if (dot == std::string::npos) {
+      archive.write(item.name, item.tensor.detach(), item.is_buffer);
+      continue;
+    }
+    const std::string head = item.name.substr(0, dot);
+    auto it = std::find(children.begin(), children.end(), head);
+    if (it == children.end()) {
+      children.push_back(head);
+      grouped.emplace_back();
+      it = children.end() - 1;
+    }
+    grouped[static_cast<size_t>(it - children.begin())].push_back(
+        {item.name.substr(dot + 1), item.tensor, item.is_buffer});
+  }
+  for (size_t i = 0; i < children.size(); ++i) {
+    torch::serialize::OutputArchive child(archive.compilation_unit());
+    WriteNested(child, grouped[i]);
+    archive.write(children[i], child);
+  }
+}
+
+void ReadNested(torch::serialize::InputArchive& archive, std::vector<NamedTensor> state, const std::string& path,
+                const std::string& prefix) {
+  std::vector<std::string> children;
+  std::vector<std::vector<NamedTensor>> grouped;
+  for (NamedTensor& item : state) {
+    const size_t dot = item.name.find('.');
+    if (dot == std::string::npos) {
+      if (!archive.try_read(item.name, item.tensor, item.is_buffer)) {
+        throw Error("checkpoint '" + path + "' has no tensor '" + prefix + item.name + "': it holds another model");
+      }
+      continue;
+    }
+    const std::string head = item.name.substr(0, dot);
+    auto it = std::find(children.begin(), children.end(), head);
+    if (it == children.end()) {
+      children.push_back(head);
+      grouped.emplace_back();
+      it = children.end() - 1;
+    }
+    grouped[static_cast<size_t>(it - children.begin())].push_back(
+        {item.name.substr(dot + 1), item.tensor, item.is_buffer});
+  }
+  for (size_t i = 0; i < children.size(); ++i) {
+    torch::serialize::InputArchive child;
+    if (!archive.try_read(children[i], child)) {
+      throw Error("checkpoint '" + path + "' has no module '" + prefix + children[i] + "': it holds another model");
+    }
+    ReadNested(child, grouped[i], path, prefix + children[i] + ".");
+  }
+}
+
+torch::serialize::InputArchive OpenArchive(const std::string& path, const c10::Device& device) {
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path, device);
+  } catch (const c10::Error& e) {
+    throw Error("cannot read checkpoint '" + path + "': " + e.what_without_backtrace());
+  }
+  if (Get(archive, "format", path).toStringRef() != kFormat) {
+    throw Error("'" + path + "' is a checkpoint of another format version");
+  }
+  return archive;
+}
+
 }  // namespace
 
 std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t step_in_epoch) {
@@ -57,10 +129,11 @@ std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t st
   return (fs::path(run_dir) / "checkpoints" / name).string();
 }
 
-void SaveCheckpoint(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
+void SaveCheckpoint(const std::string& path, Model& model, const torch::optim::Optimizer& optimizer,
                     const TrainingState& s) {
-  torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
-  model.save(model_archive);
+  torch::serialize::OutputArchive archive, optimizer_archive;
+  torch::serialize::OutputArchive model_archive(archive.compilation_unit());
+  WriteNested(model_archive, model.State());
   optimizer.save(optimizer_archive);
   archive.write("model", model_archive);
   archive.write("optimizer", optimizer_archive);
@@ -86,17 +159,9 @@ void SaveCheckpoint(const std::string& path, const torch::nn::Module& model, con
   WriteFileAtomically(path, bytes.str());
 }
 
-TrainingState LoadCheckpoint(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
-                             const c10::Device& device) {
-  torch::serialize::InputArchive archive;
-  try {
-    archive.load_from(path, device);
-  } catch (const c10::Error& e) {
-    throw Error("cannot read checkpoint '" + path + "': " + e.what_without_backtrace());
-  }
-  if (Get(archive, "format", path).toStringRef() != kFormat) {
-    throw Error("'" + path + "' is a checkpoint of another format version");
-  }
+namespace {
+
+TrainingState ReadState(torch::serialize::InputArchive& archive, const std::string& path, Model& model) {
   TrainingState s;
   s.model_fingerprint = Get(archive, "model_fingerprint", path).toStringRef();
   s.epoch = Get(archive, "epoch", path).toInt();
@@ -113,12 +178,33 @@ TrainingState LoadCheckpoint(const std::string& path, torch::nn::Module& model, 
   s.world_size = Get(archive, "world_size", path).toInt();
   s.global_batch = Get(archive, "global_batch", path).toInt();
   s.config_yaml = Get(archive, "config_yaml", path).toStringRef();
-  torch::serialize::InputArchive model_archive, optimizer_archive;
+  torch::serialize::InputArchive model_archive;
   archive.read("model", model_archive);
+  c10::NoGradGuard no_grad;
+  ReadNested(model_archive, model.State(), path, "");
+  return s;
+}
+
+}  // namespace
+
+TrainingState LoadCheckpoint(const std::string& path, Model& model, torch::optim::Optimizer& optimizer,
+                             const c10::Device& device) {
+  torch::serialize::InputArchive archive = OpenArchive(path, device);
+  TrainingState s = ReadState(archive, path, model);
+  torch::serialize::InputArchive optimizer_archive;
   archive.read("optimizer", optimizer_archive);
-  model.load(model_archive);
   optimizer.load(optimizer_archive);
   return s;
+}
+
+TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c10::Device& device) {
+  torch::serialize::InputArchive archive = OpenArchive(path, device);
+  return ReadState(archive, path, model);
+}
+
+std::string CheckpointConfigYaml(const std::string& path) {
+  torch::serialize::InputArchive archive = OpenArchive(path, c10::Device(c10::kCPU));
+  return Get(archive, "config_yaml", path).toStringRef();
 }
 
 std::string LatestCheckpoint(const std::string& run_dir) {

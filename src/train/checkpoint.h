@@ -10,10 +10,11 @@
 // a file with that name is always complete; the newest output.keep are kept.
 #pragma once
 
-#include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
 #include <string>
+
+#include "model/model.h"
 
 namespace ct {
 
@@ -37,12 +38,21 @@ struct TrainingState {
 // preempted inside the next epoch (sorts after the first and before epoch NNNNNN+1).
 std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t step_in_epoch = 0);
 
-void SaveCheckpoint(const std::string& path, const torch::nn::Module& model, const torch::optim::Optimizer& optimizer,
+// The model part holds the model's State() under its Python names, nested as
+// torch::nn::Module::save nests them: in Python, torch.load(path).model.state_dict() (a
+// TorchScript archive; torch.jit.load reads it too) gives {"encoder.0.weight": ..., ...}.
+void SaveCheckpoint(const std::string& path, Model& model, const torch::optim::Optimizer& optimizer,
                     const TrainingState& state);
 
 // Restores model and optimizer in place (tensors onto `device`) and returns the rest.
-TrainingState LoadCheckpoint(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+TrainingState LoadCheckpoint(const std::string& path, Model& model, torch::optim::Optimizer& optimizer,
                              const c10::Device& device);
+
+// The model alone (for predict), and the state without config checks.
+TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c10::Device& device);
+
+// The resolved config a checkpoint was written with (its YAML text).
+std::string CheckpointConfigYaml(const std::string& path);
 
 // The newest checkpoint in run_dir/checkpoints, or "" when there is none.
 std::string LatestCheckpoint(const std::string& run_dir);

@@ -10,15 +10,10 @@
 
 namespace ct {
 
-void SaveStateDict(const torch::nn::Module& module, const std::string& path) {
-  c10::Dict<std::string, at::Tensor> state;
-  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
-    state.insert(item.key(), item.value().detach().cpu().contiguous());
-  }
-  for (const auto& item : module.named_buffers(/*recurse=*/true)) {
-    state.insert(item.key(), item.value().detach().cpu().contiguous());
-  }
-  const std::vector<char> bytes = torch::pickle_save(c10::IValue(state));
+void SaveStateDict(const std::vector<NamedTensor>& state, const std::string& path) {
+  c10::Dict<std::string, at::Tensor> dict;
+  for (const NamedTensor& item : state) dict.insert(item.name, item.tensor.detach().cpu().contiguous());
+  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
   WriteFileAtomically(path, std::string_view(bytes.data(), bytes.size()));
 }
 

@@ -20,8 +20,9 @@
 #include "comm/make_communicator.h"
 #include "data/make_train_batches.h"
 #include "data/shard_loader.h"
+#include "model/make_model.h"
+#include "model/precision.h"
 #include "model/vae_loss.h"
-#include "model/vae_mlp.h"
 #include "train/checkpoint.h"
 #include "train/hang_watchdog.h"
 #include "train/lr_policy.h"
@@ -63,13 +64,6 @@ void KeepFirstRecords(const std::string& path, int64_t epochs, bool has_header) 
   std::string kept, line;
   for (int64_t n = 0; n < epochs + (has_header ? 1 : 0) && std::getline(in, line); ++n) kept += line + "\n";
   WriteFileAtomically(path, kept);
-}
-
-std::string ModelFingerprint(const Config& config, int64_t length) {
-  std::string hidden;
-  for (int64_t h : config.model.hidden) hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
-  return config.model.kind + " length=" + std::to_string(length) + " hidden=" + hidden +
-         " latent=" + std::to_string(config.model.latent);
 }
 
 // "" when starting fresh; else the checkpoint to resume from (collective decision: the same on
@@ -135,6 +129,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
                 kExitData, /*agreed=*/true);
   }
   const int64_t batch = config.train.batch_size;
+  const bool bf16 = config.train.precision == "bf16";
   const int64_t accumulation = config.train.accumulation_steps;
   const int64_t check_every = config.train.nan_check_every;
   const int64_t steps = train->BatchesPerEpoch() / accumulation;  // optimizer steps
@@ -154,16 +149,20 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
 
   // Model: same seed on every rank, then rank 0's weights broadcast to be certain.
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
-  VaeMlp model(train->RowLength(), config.model.hidden, config.model.latent);
-  model->to(device);
+  std::unique_ptr<Model> model;
+  RunAgreed(world, [&] { model = MakeModel(config.model, train->RowDims(), train->TargetDims()); });
+  model->To(device);
   RunAgreed(world, [&] { ChooseBackend(config.runtime, device); });  // a bad choice: one message
   std::unique_ptr<Communicator> comm = MakeCommunicator(config.runtime, world, device);
-  GradientSync sync(model->parameters(), *comm, {config.runtime.bucket_mb, config.runtime.overlap});
+  GradientSync sync(model->Parameters(), *comm,
+                    {config.runtime.bucket_mb, config.runtime.overlap, config.runtime.allreduce_precision == "bf16"});
   sync.BroadcastParameters();
   if (lead) {
-    spdlog::info("model: vae_mlp, {} parameters; gradients in {} bucket(s) of <= {} MiB, {}", sync.NumElements(),
-                 sync.NumBuckets(), config.runtime.bucket_mb,
-                 config.runtime.overlap ? "reduced during backward" : "reduced after backward");
+    spdlog::info("model: {}, {} parameters; precision {}", model->Describe(), sync.NumElements(),
+                 config.train.precision == "bf16" ? "bf16 (autocast forward)" : "fp32");
+    spdlog::info("gradients in {} bucket(s) of <= {} MiB, {}, sent as {}", sync.NumBuckets(), config.runtime.bucket_mb,
+                 config.runtime.overlap ? "reduced during backward" : "reduced after backward",
+                 config.runtime.allreduce_precision);
   }
 
   const LrPolicy policy = MakeLrPolicy(config.train.lr, config.train.base_batch, batch, world.Size(), accumulation,
@@ -172,14 +171,14 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     spdlog::info("lr: {}", policy.Derivation(batch, world.Size(), accumulation, config.train.base_batch,
                                              config.train.lr_scaling, config.train.warmup_epochs));
   }
-  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(policy.WarmupLr(0)));
+  torch::optim::Adam optimizer(model->Parameters(), torch::optim::AdamOptions(policy.WarmupLr(0)));
   // The plateau scheduler takes over from the scaled lr once warmup has ended.
   PlateauScheduler plateau(config.train.plateau, policy.scaled_lr);
   EarlyStopping early_stop(config.train.plateau, config.train.early_stop_patience);
 
   const std::string metrics_path = config.output.dir + "/metrics.jsonl";
   const std::string csv_path = config.output.dir + "/metrics.csv";
-  const std::string fingerprint = ModelFingerprint(config, train->RowLength());
+  const std::string fingerprint = model->Fingerprint();
   const std::string config_yaml = ConfigToYaml(config);
   int64_t start_epoch = 0;
   int64_t start_step = 0;      // > 0 when resuming inside an epoch (after preemption)
@@ -300,8 +299,12 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
         auto t0 = Clock::now();
         Batch b = train->Next();  // [B, L] each
         auto t1 = Clock::now();
-        at::Tensor eps = at::randn({batch, config.model.latent}, float_options);
-        PerSampleLoss loss = VaePerSampleLoss(model->forward(b.input, eps), b.target);
+        VaeOutput out;
+        {
+          const AutocastScope autocast(bf16, device.type());
+          out = model->Forward(b.input);  // samples its latent from the generator seeded above
+        }
+        PerSampleLoss loss = VaePerSampleLoss(out, b.target);
         at::Tensor total = VaeBatchLoss(loss, config.model.beta);
         sync.PrepareBackward(/*communicate=*/micro == accumulation - 1);
         (total / static_cast<double>(accumulation)).backward();
@@ -352,7 +355,7 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
 
     watchdog.Beat("validation");
     const auto val_start = Clock::now();
-    const ValLoss v = Validate(model, val, config.model.beta, *comm);
+    const ValLoss v = Validate(*model, val, config.model.beta, bf16, *comm);
     const double val_seconds = SecondsSince(val_start);
 
 
@@ -416,7 +419,8 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   }
 
   if (lead) {
-    SaveStateDict(*model, config.output.dir + "/model.pt");
+    SaveStateDict(model->State(), config.output.dir + "/model.pt");
+    model->SaveArtifacts(config.output.dir);
     spdlog::info("done in {:.1f} s: {}/model.pt, {}", SecondsSince(run_start), config.output.dir, metrics_path);
   }
   MPI_CHECK(MPI_Barrier(world.Comm()));

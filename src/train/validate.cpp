@@ -4,27 +4,34 @@
 
 #include <algorithm>
 
+#include "model/precision.h"
 #include "model/vae_loss.h"
 
 namespace ct {
 
-ValLoss Validate(VaeMlp& model, const ShardLoader& val, double beta, Communicator& comm) {
+ValLoss Validate(Model& model, const ShardLoader& val, double beta, bool bf16, Communicator& comm) {
   c10::NoGradGuard no_grad;
-  model->eval();
+  model.SetTraining(false);
   constexpr int64_t kValBatch = 1024;
+  const c10::Device device = model.Parameters()[0].device();
   // (sum of mse, sum of kl, rows) on the device; one copy to the host after the all-reduce.
-  at::Tensor sums = at::zeros({3}, at::TensorOptions().dtype(at::kDouble).device(model->parameters()[0].device()));
+  at::Tensor sums = at::zeros({3}, at::TensorOptions().dtype(at::kDouble).device(device));
   for (int64_t begin = 0; begin < val.Rows(); begin += kValBatch) {
     const int64_t count = std::min(kValBatch, val.Rows() - begin);
     Batch batch = val.Rows(begin, count);
-    PerSampleLoss loss = VaePerSampleLoss(model->forward(batch.input), batch.target);
+    VaeOutput out;
+    {
+      const AutocastScope autocast(bf16, device.type());
+      out = model.Forward(batch.input);
+    }
+    PerSampleLoss loss = VaePerSampleLoss(out, batch.target);
     sums[0] += loss.mse.sum().to(at::kDouble);
     sums[1] += loss.kl.sum().to(at::kDouble);
   }
   sums[2] += static_cast<double>(val.Rows());
   comm.AllReduceSum(sums);
   at::Tensor host = sums.cpu();
-  model->train();
+  model.SetTraining(true);
   const double* s = host.data_ptr<double>();
   const double n = std::max(s[2], 1.0);
   return {(s[0] + beta * s[1]) / n, s[0] / n, s[1] / n};

@@ -4,7 +4,7 @@
 
 #include "comm/communicator.h"
 #include "data/shard_loader.h"
-#include "model/vae_mlp.h"
+#include "model/model.h"
 
 namespace ct {
 
@@ -12,7 +12,8 @@ struct ValLoss {
   double loss, mse, kl;
 };
 
-// Collective (one all-reduce). Uses z = mu, so the result is deterministic.
-ValLoss Validate(VaeMlp& model, const ShardLoader& val, double beta, Communicator& comm);
+// Collective (one all-reduce). The model in eval mode (z = mu), so the result is deterministic;
+// bf16: forward under autocast, as in training.
+ValLoss Validate(Model& model, const ShardLoader& val, double beta, bool bf16, Communicator& comm);
 
 }  // namespace ct

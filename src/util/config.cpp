@@ -125,6 +125,10 @@ void ValidateRelations(const Config& c) {
     throw ConfigError("config key 'train.on_nonfinite' is skip, but steps are checked only at epoch ends "
                       "(train.nan_check_every=0): set train.nan_check_every (1 checks every step)");
   }
+  if (c.model.kind == "torchscript" && c.model.path.empty()) {
+    throw ConfigError("config key 'model.kind' is torchscript, but model.path is empty: give the module file "
+                      "(torch.jit.script(model).save(path) in Python; see configs/torchscript/)");
+  }
   if (c.train.plateau.min_lr >= c.train.lr) {
     throw ConfigError("config key 'train.plateau.min_lr' (" + std::to_string(c.train.plateau.min_lr) +
                       ") must be below train.lr (" + std::to_string(c.train.lr) + ")");
@@ -136,6 +140,7 @@ void ValidateRelations(const Config& c) {
 void CheckInputFiles(const Config& config) {
   CheckPathReadable("data.train", config.data.train);
   CheckPathReadable("data.val", config.data.val);
+  if (config.model.kind == "torchscript") CheckPathReadable("model.path", config.model.path);
 }
 
 Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides) {

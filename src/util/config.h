@@ -24,8 +24,12 @@ struct DataConfig {
 };
 
 struct ModelConfig {
-  std::string kind = "vae_mlp";
-  std::vector<int64_t> hidden = {512, 256};  // encoder widths; the decoder mirrors them
+  std::string kind = "vae_mlp";              // vae_mlp | vae_conv1d | torchscript
+  std::vector<int64_t> hidden = {512, 256};  // vae_mlp: encoder widths; the decoder mirrors them
+  std::vector<int64_t> channels = {16, 32, 64};  // vae_conv1d: encoder channels per strided layer
+  int64_t kernel_size = 7;                   // vae_conv1d
+  int64_t stride = 2;                        // vae_conv1d
+  std::string path;                          // torchscript: the module file
   int64_t latent = 16;
   double beta = 1e-3;  // weight of the KL term
 };
@@ -54,6 +58,7 @@ struct TrainConfig {
   int64_t early_stop_patience = 0;  // 0 = never stop early
   int64_t nan_check_every = 0;      // steps between non-finite-loss checks (a host sync); 0 = epoch ends only
   std::string on_nonfinite = "stop";  // stop | skip (the step; needs nan_check_every)
+  std::string precision = "fp32";     // fp32 | bf16 (autocast in the forward pass)
   PlateauConfig plateau;
 };
 
@@ -72,6 +77,7 @@ struct RuntimeConfig {
   std::string backend = "auto";
   double bucket_mb = 25.0;       // gradient bucket size (PyTorch DDP's default)
   bool overlap = true;           // all-reduce buckets during backward
+  std::string allreduce_precision = "fp32";  // fp32 | bf16 (gradients sent as bfloat16: half the bytes)
   double comm_timeout_s = 60.0;  // NCCL watchdog: a collective stuck this long ends the job
   double watchdog_s = 60.0;      // a rank without progress this long ends the job (0: off)
 };

@@ -10,6 +10,7 @@
 #include "comm/mpi_communicator.h"
 #include "data/shard_loader.h"
 #include "data/synthetic_writer.h"
+#include "model/make_model.h"
 #include "mpi/mpi_test_world.h"
 #include "train/validate.h"
 
@@ -25,17 +26,20 @@ TEST(Validate, ReducedLossEqualsTheSingleProcessMean) {
   WriteChirpDataset(path, 1001, options, MPI_COMM_WORLD);
 
   torch::manual_seed(3);
-  VaeMlp model(32, std::vector<int64_t>{16}, 4);
+  ModelConfig config;
+  config.hidden = {16};
+  config.latent = 4;
+  std::unique_ptr<Model> model = MakeModel(config, {32}, {32});
   const c10::Device cpu(c10::kCPU);
   MpiCommunicator world_comm(MPI_COMM_WORLD);
   ShardLoader mine = ShardLoader::Load(path, "input", "target", MPI_COMM_WORLD, cpu);
-  const ValLoss reduced = Validate(model, mine, 0.5, world_comm);
+  const ValLoss reduced = Validate(*model, mine, 0.5, /*bf16=*/false, world_comm);
 
   // Every rank alone, over every row.
   MpiCommunicator self_comm(MPI_COMM_SELF);
   ShardLoader all = ShardLoader::Load(path, "input", "target", MPI_COMM_SELF, cpu);
   ASSERT_EQ(all.Rows(), 1001);
-  const ValLoss single = Validate(model, all, 0.5, self_comm);
+  const ValLoss single = Validate(*model, all, 0.5, /*bf16=*/false, self_comm);
 
   // Per-sample losses are float32 and BLAS rounds a 500-row batch differently from a
   // 1001-row one, so agreement is to float32 precision, not bit for bit.

@@ -1,0 +1,26 @@
+// train.precision=bf16: forward passes run under LibTorch's autocast, which runs matmuls and
+// convolutions in bfloat16 and keeps parameters, gradients, optimizer state and the loss in
+// float32 (as torch.autocast does in Python). Backward runs outside the scope, as in PyTorch.
+#pragma once
+
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+
+namespace ct {
+
+class AutocastScope {
+ public:
+  // Does nothing unless `enabled`. device: where the forward runs (CPU or CUDA).
+  AutocastScope(bool enabled, c10::DeviceType device);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool enabled_;
+  c10::DeviceType device_;
+  bool was_enabled_ = false;
+  c10::ScalarType previous_dtype_ = c10::kFloat;
+};
+
+}  // namespace ct

@@ -1,0 +1,50 @@
+// model.kind: torchscript -- a module scripted or traced in Python, trained like a built-in
+// model: its parameters broadcast, their gradients all-reduced in buckets, Adam steps them.
+//
+// Calling convention (README "Bring your own model"): forward(self, x) with x: [B, ...] one
+// batch of input rows, returning one of
+//   Tensor                         the reconstruction, shaped like the target rows: loss = MSE
+//   Tuple[Tensor, Tensor, Tensor]  (recon, mu, logvar): loss = MSE + model.beta * KL
+//   Dict[str, Tensor]              {"recon": ..., and optionally "mu": ..., "logvar": ...}
+// In training mode a VAE samples its latent itself (torch.randn_like: LibTorch's generator,
+// which clustertrain seeds per step and rank); in eval mode (self.training is False:
+// validation, predict) it should return z = mu.
+#pragma once
+
+#include <torch/script.h>
+
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace ct {
+
+class TorchScriptModel : public Model {
+ public:
+  // Loads `path` and checks the calling convention on a probe batch of two zero rows; throws
+  // ConfigError saying what the module does wrong and how to fix it.
+  TorchScriptModel(const std::string& path, const std::vector<int64_t>& input_dims,
+                   const std::vector<int64_t>& target_dims);
+
+  std::string Kind() const override { return "torchscript"; }
+  std::string Describe() const override;
+  std::string Fingerprint() const override { return fingerprint_; }
+  VaeOutput Forward(const at::Tensor& x) override;
+  void SetTraining(bool on) override { module_.train(on); }
+  void To(const c10::Device& device) override { module_.to(device); }
+  std::vector<at::Tensor> Parameters() override;
+  std::vector<NamedTensor> State() override;
+  // model.ts: the trained module, loadable with torch.jit.load.
+  void SaveArtifacts(const std::string& run_dir) const override;
+
+ private:
+  VaeOutput Unpack(const c10::IValue& out) const;
+
+  std::string path_;
+  torch::jit::Module module_;
+  std::string fingerprint_;
+  int64_t frozen_ = 0;  // parameters with requires_grad=False: not trained
+};
+
+}  // namespace ct

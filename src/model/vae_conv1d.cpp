@@ -1,0 +1,60 @@
+#include "model/vae_conv1d.h"
+
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/conv.h>
+
+namespace ct {
+
+std::vector<int64_t> Conv1dLengths(int64_t length, const Conv1dShape& shape) {
+  const int64_t padding = shape.kernel_size / 2;
+  std::vector<int64_t> lengths = {length};
+  for (size_t i = 0; i < shape.channels.size(); ++i) {
+    const int64_t span = lengths.back() + 2 * padding - shape.kernel_size;  // < 0: the kernel does not fit
+    lengths.push_back(span < 0 ? 0 : span / shape.stride + 1);
+  }
+  return lengths;
+}
+
+VaeConv1dImpl::VaeConv1dImpl(const Conv1dShape& shape)
+    : shape_(shape), in_channels_(shape.row_dims.size() == 2 ? shape.row_dims[0] : 1),
+      lengths_(Conv1dLengths(shape.row_dims.back(), shape)) {
+  const int64_t k = shape.kernel_size, s = shape.stride, padding = k / 2;
+  const size_t n = shape.channels.size();
+  torch::nn::Sequential encoder;
+  int64_t in = in_channels_;
+  for (int64_t c : shape.channels) {
+    encoder->push_back(torch::nn::Conv1d(torch::nn::Conv1dOptions(in, c, k).stride(s).padding(padding)));
+    encoder->push_back(torch::nn::ReLU());
+    in = c;
+  }
+  const int64_t flat = shape.channels.back() * lengths_.back();
+  torch::nn::Sequential decoder;
+  for (size_t i = n; i-- > 0;) {
+    const int64_t out = i > 0 ? shape.channels[i - 1] : in_channels_;
+    // The length a transposed convolution gives, short of lengths_[i] by less than the stride.
+    const int64_t output_padding = lengths_[i] - ((lengths_[i + 1] - 1) * s - 2 * padding + k);
+    decoder->push_back(torch::nn::ConvTranspose1d(torch::nn::ConvTranspose1dOptions(shape.channels[i], out, k)
+                                                      .stride(s)
+                                                      .padding(padding)
+                                                      .output_padding(output_padding)));
+    if (i > 0) decoder->push_back(torch::nn::ReLU());
+  }
+  encoder_ = register_module("encoder", encoder);
+  to_latent_ = register_module("to_latent", torch::nn::Linear(flat, 2 * shape.latent));
+  from_latent_ = register_module("from_latent", torch::nn::Linear(shape.latent, flat));
+  decoder_ = register_module("decoder", decoder);
+}
+
+VaeOutput VaeConv1dImpl::forward(const torch::Tensor& x, const torch::Tensor& eps) {
+  const int64_t batch = x.size(0);
+  const torch::Tensor channels_first = x.dim() == 2 ? x.unsqueeze(1) : x;  // [B, C, L]
+  auto halves = to_latent_->forward(encoder_->forward(channels_first).flatten(1)).chunk(2, /*dim=*/-1);
+  torch::Tensor mu = halves[0];  // [B, latent]
+  torch::Tensor logvar = halves[1];
+  torch::Tensor z = eps.defined() ? mu + eps * torch::exp(0.5 * logvar) : mu;
+  torch::Tensor h = torch::relu(from_latent_->forward(z)).view({batch, shape_.channels.back(), lengths_.back()});
+  torch::Tensor recon = decoder_->forward(h);  // [B, C, L]
+  return {x.dim() == 2 ? recon.squeeze(1) : recon, mu, logvar};
+}
+
+}  // namespace ct
