@@ -21,6 +21,7 @@
 #include "data/h5_info.h"
 #include "data/seed_converter.h"
 #include "data/synthetic_writer.h"
+#include "train/predict.h"
 #include "train/trainer.h"
 #include "util/config.h"
 #include "util/error.h"
@@ -134,6 +135,26 @@ int main(int argc, char** argv) {
   convert->add_flag("-f,--force", convert_force, "overwrite an existing output file");
   convert->add_flag("!--no-progress", convert_options.progress, "no progress lines");
 
+  ct::PredictOptions predict_options;
+  bool predict_force = false;
+  CLI::App* predict = app.add_subcommand(
+      "predict", "write a trained model's reconstructions (recon) and latent means (mu) for every row of an HDF5 "
+                 "file to a new HDF5 file, in parallel");
+  predict->add_option("--checkpoint", predict_options.checkpoint,
+                      "checkpoint written by train (output.dir/checkpoints/epoch-NNNNNN.pt); its config rebuilds the model")
+      ->required()
+      ->check(CLI::ExistingFile);
+  predict->add_option("--data", predict_options.data, "HDF5 file with input rows (data.input_key of the checkpoint's config)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  predict->add_option("--out", predict_options.out, "output HDF5 file: datasets recon [N, ...] and mu [N, latent]")
+      ->required();
+  predict->add_option("--set", predict_options.overrides,
+                      "override a key of the checkpoint's config, e.g. train.device=cpu or data.input_key=strain")
+      ->type_name("KEY=VALUE");
+  predict->add_option("--batch", predict_options.batch, "rows per forward pass")->check(CLI::PositiveNumber);
+  predict->add_flag("-f,--force", predict_force, "overwrite an existing output file");
+
   std::string info_path;
   CLI::App* info = app.add_subcommand("info", "describe an HDF5 file: datasets, shapes, dtypes, chunks, compression");
   info->add_option("file", info_path, "HDF5 file")->required()->check(CLI::ExistingFile);
@@ -213,6 +234,12 @@ int main(int argc, char** argv) {
                      make.chirp.length, make.chirp.noise_std, make.chirp.seed, world.Size());
       }
     });
+  }
+  if (*predict) {
+    if (!predict_force && std::filesystem::exists(predict_options.out)) {
+      return ReportEarlyError("'" + predict_options.out + "' exists; pass --force to overwrite it", ct::kExitUsage);
+    }
+    return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) { ct::RunPredict(predict_options, world); });
   }
   if (*convert) {
     const bool exists = std::filesystem::exists(convert_options.out_path);

@@ -110,6 +110,12 @@ ParallelH5File::ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm
   file_ = H5Id(id, H5Fclose);
 }
 
+bool ParallelH5File::HasDataset(const std::string& name) const {
+  const htri_t exists = H5Lexists(file_.get(), name.c_str(), H5P_DEFAULT);
+  if (exists < 0) H5Eclear2(H5E_DEFAULT);
+  return exists > 0;
+}
+
 H5Id ParallelH5File::OpenDataset(const std::string& name) const {
   htri_t exists = H5Lexists(file_.get(), name.c_str(), H5P_DEFAULT);
   if (exists <= 0) {

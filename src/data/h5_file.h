@@ -43,6 +43,8 @@ class ParallelH5File {
   // Collective: rows [start, start+count) of `name` into `out` (count * RowElements floats).
   void ReadRows(const std::string& name, int64_t start, int64_t count, float* out) const;
 
+  bool HasDataset(const std::string& name) const;
+
   // Rows per chunk of `name`, or 0 if it is not chunked.
   int64_t ChunkRows(const std::string& name) const;
 

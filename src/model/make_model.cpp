@@ -41,12 +41,8 @@ std::unique_ptr<Model> MakeModel(const ModelConfig& c, const std::vector<int64_t
       throw ConfigError("model.kind=vae_conv1d takes rows [L] or [C, L], but the rows are " + rows);
     }
     const Conv1dShape shape{input_dims, c.channels, c.kernel_size, c.stride, c.latent};
+    // Padding k/2 keeps every length >= 1, however many layers.
     const std::vector<int64_t> lengths = Conv1dLengths(input_dims.back(), shape);
-    if (lengths.back() < 1) {
-      throw ConfigError("model.kind=vae_conv1d: " + std::to_string(c.channels.size()) + " layers of stride " +
-                        std::to_string(c.stride) + " shrink rows of length " + std::to_string(input_dims.back()) +
-                        " to nothing; use fewer model.channels or a smaller model.stride");
-    }
     return std::make_unique<BuiltinModel<VaeConv1d>>(
         "vae_conv1d", "vae_conv1d rows=" + rows + " channels=" + Join(c.channels) + " kernel=" +
                           std::to_string(c.kernel_size) + " stride=" + std::to_string(c.stride) + " latent=" +

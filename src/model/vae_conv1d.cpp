@@ -9,8 +9,8 @@ std::vector<int64_t> Conv1dLengths(int64_t length, const Conv1dShape& shape) {
   const int64_t padding = shape.kernel_size / 2;
   std::vector<int64_t> lengths = {length};
   for (size_t i = 0; i < shape.channels.size(); ++i) {
-    const int64_t span = lengths.back() + 2 * padding - shape.kernel_size;  // < 0: the kernel does not fit
-    lengths.push_back(span < 0 ? 0 : span / shape.stride + 1);
+    // PyTorch's Conv1d output length; padding k/2 keeps the span >= 0.
+    lengths.push_back((lengths.back() + 2 * padding - shape.kernel_size) / shape.stride + 1);
   }
   return lengths;
 }

@@ -162,6 +162,21 @@ Config LoadConfig(const std::string& path, const std::vector<std::string>& overr
   return config;
 }
 
+Config LoadConfigText(const std::string& yaml, const std::string& source, const std::vector<std::string>& overrides) {
+  Config config;
+  std::set<std::string> seen;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(source + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
+  }
+  if (!root.IsNull()) ApplyMapping(root, "", source, config, seen);
+  for (const auto& assignment : overrides) ApplyOverride(assignment, config);
+  ValidateRelations(config);
+  return config;
+}
+
 std::string ConfigToYaml(const Config& config) {
   // Keys of a section are adjacent in the table, so the nesting can be emitted in one pass:
   // close the sections the next key leaves, open the ones it enters.

@@ -94,6 +94,9 @@ struct Config {
 // every key and the relations between them. Throws ConfigError naming key, source and fix.
 Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides);
 
+// The same from YAML text (a checkpoint's config); `source` names it in errors.
+Config LoadConfigText(const std::string& yaml, const std::string& source, const std::vector<std::string>& overrides);
+
 // The data files exist and are regular files (a clear error before any rank opens them).
 void CheckInputFiles(const Config& config);
 

@@ -1,0 +1,116 @@
+# Models users bring and results Python reads:
+#   - vae_mlp and vae_conv1d train on 2 ranks; model.pt and the checkpoint's model part load into
+#     the same modules written in PyTorch (reference_models.py) with strict names; `predict`
+#     (2 ranks) equals PyTorch's forward pass on those weights;
+#   - a TorchScript module scripted with python3-torch (configs/torchscript/make_model.py) trains
+#     under mpiexec -n 2; model.pt loads into the Python class, model.ts with torch.jit.load, and
+#     both give predict's numbers;
+#   - bf16 autocast and the bf16 gradient all-reduce train to within a few percent of fp32;
+#   - modules that break the calling convention are refused with a message saying how.
+source "$(dirname "$0")/common.sh"
+need_python
+tiny_data "$WORK" 2048
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5" --set train.epochs=2)
+
+train_and_predict() {  # NAME [--set ...]: trains into $WORK/NAME, predicts the val file into $WORK/NAME.h5
+  local name=$1
+  shift
+  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/$name" "$@" >"$WORK/$name.txt" 2>&1 \
+    || { cat "$WORK/$name.txt"; fail "training $name"; }
+  "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/$name/checkpoints/epoch-000002.pt" --data "$WORK/val.h5" \
+    --out "$WORK/$name.h5" --batch 100 >/dev/null 2>&1 || fail "predict $name"
+}
+train_and_predict mlp
+train_and_predict conv --set model.kind=vae_conv1d --set model.channels=[8,16,16] --set model.kernel_size=5
+"$PY" configs/torchscript/make_model.py --length 256 --width 64 --latent 8 --out "$WORK/residual.pt" >/dev/null
+train_and_predict script --set model.kind=torchscript --set model.path="$WORK/residual.pt"
+grep -q "model: torchscript module" "$WORK/script.txt" || fail "no torchscript model line"
+
+"$PY" - "$WORK" "$HERE" <<'PYEOF'
+import sys, warnings, h5py, numpy as np, torch
+w, here = sys.argv[1], sys.argv[2]
+sys.path[:0] = [here, here + "/../../configs/torchscript"]
+from reference_models import VaeMlp, VaeConv1d
+from make_model import ResidualVae
+warnings.filterwarnings("ignore", "'torch.load' received a zip file")
+models = {
+    "mlp": VaeMlp(256, [128, 64], 8),
+    "conv": VaeConv1d([256], [8, 16, 16], 5, 2, 8),
+    "script": ResidualVae(256, 64, 2, 8),
+}
+with h5py.File(w + "/val.h5") as f:
+    x = torch.from_numpy(f["input"][...])
+for name, module in models.items():
+    state = torch.load(f"{w}/{name}/model.pt")
+    assert list(state) == list(module.state_dict()), (name, list(state), list(module.state_dict()))
+    module.load_state_dict(state, strict=True)
+    checkpoint = torch.load(f"{w}/{name}/checkpoints/epoch-000002.pt").model.state_dict()
+    assert set(checkpoint) == set(state) and all(torch.equal(checkpoint[k], state[k]) for k in state), name
+    module.eval()
+    with torch.no_grad():
+        recon, mu, _ = module(x)
+    with h5py.File(f"{w}/{name}.h5") as f:
+        got_recon, got_mu = torch.from_numpy(f["recon"][...]), torch.from_numpy(f["mu"][...])
+    for what, a, b in (("recon", got_recon, recon), ("mu", got_mu, mu)):
+        err = (a - b).abs().max().item()
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-5), (name, what, err)
+    print(f"ok: {name}: model.pt and the checkpoint load with Python's names; predict equals PyTorch's forward "
+          f"(max |diff| recon {(got_recon - recon).abs().max().item():.1e}, mu {(got_mu - mu).abs().max().item():.1e})")
+scripted = torch.jit.load(w + "/script/model.ts")
+scripted.eval()
+with torch.no_grad():
+    a, b = scripted(x)[0], models["script"](x)[0]
+assert torch.allclose(a, b, rtol=1e-5, atol=1e-6), (a - b).abs().max()
+print("ok: model.ts (the trained TorchScript module) equals the Python class with model.pt's weights")
+PYEOF
+
+# bf16: autocast forward, and gradients all-reduced as bf16.
+"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.epochs=4 --set output.dir="$WORK/fp32" >/dev/null
+"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.epochs=4 --set train.precision=bf16 \
+  --set runtime.allreduce_precision=bf16 --set output.dir="$WORK/bf16" >"$WORK/bf16.txt" 2>&1
+grep -q "precision bf16" "$WORK/bf16.txt" && grep -q "sent as bf16" "$WORK/bf16.txt" || { cat "$WORK/bf16.txt"; fail "bf16 not reported"; }
+"$PY" - "$WORK" <<'PYEOF'
+import json, sys
+w = sys.argv[1]
+last = lambda run: [json.loads(l) for l in open(f"{w}/{run}/metrics.jsonl")][-1]
+a, b = last("fp32"), last("bf16")
+assert abs(a["val_loss"] - b["val_loss"]) <= 0.05 * a["val_loss"], (a["val_loss"], b["val_loss"])
+assert a["val_loss"] != b["val_loss"], "bf16 changed nothing"
+print(f"ok: bf16 val loss {b['val_loss']:.5f} vs fp32 {a['val_loss']:.5f} after 4 epochs")
+PYEOF
+
+# Modules that break the calling convention (scripting reads their source: a file, not stdin).
+cat >"$WORK/bad_modules.py" <<'PYEOF'
+import sys, torch
+from torch import nn
+w = sys.argv[1]
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__(); self.f = nn.Linear(256, 256)
+    def forward(self, x):
+        return self.f(x), x
+class TwoInputs(nn.Module):
+    def __init__(self):
+        super().__init__(); self.f = nn.Linear(256, 256)
+    def forward(self, x, y):
+        return self.f(x) + y
+class Short(nn.Module):
+    def __init__(self):
+        super().__init__(); self.f = nn.Linear(256, 100)
+    def forward(self, x):
+        return self.f(x)
+for name, module in (("pair", Pair()), ("two", TwoInputs()), ("short", Short())):
+    torch.jit.script(module).save(f"{w}/{name}.pt")
+open(f"{w}/junk.pt", "w").write("not a module")
+PYEOF
+"$PY" "$WORK/bad_modules.py" "$WORK"
+S=(--set model.kind=torchscript --set output.dir="$WORK/bad")
+expect_failure 2 "forward returned a tuple of 2 values" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" "${S[@]}" --set model.path="$WORK/pair.pt"
+expect_failure 2 "forward takes 2 inputs besides self" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" "${S[@]}" --set model.path="$WORK/two.pt"
+expect_failure 2 "it must match the target rows \[2, 256\]" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" "${S[@]}" --set model.path="$WORK/short.pt"
+expect_failure 2 "cannot be loaded as a TorchScript module" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" "${S[@]}" --set model.path="$WORK/junk.pt"
+expect_failure 2 "model.path is empty" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set model.kind=torchscript
+"$PY" -c "import h5py, numpy as np, sys; f = h5py.File(sys.argv[1], 'w'); f['input'] = np.zeros((512, 256), 'f4'); f['target'] = np.zeros((512, 128), 'f4')" "$WORK/uneven.h5"
+expect_failure 2 "input rows are \[256\] and target rows \[128\]" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+  --set model.kind=vae_conv1d --set data.train="$WORK/uneven.h5" --set data.val="$WORK/uneven.h5"
