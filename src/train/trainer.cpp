@@ -354,6 +354,12 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     const double train_seconds = SecondsSince(epoch_start);
 
     watchdog.Beat("validation");
+    // Buffers (a TorchScript module's BatchNorm running statistics) follow each rank's own
+    // batches: rank 0's go to every rank before validation and checkpoints, as DDP's
+    // broadcast_buffers does (here once an epoch, not every forward).
+    for (NamedTensor& b : model->State()) {
+      if (b.is_buffer && b.tensor.is_floating_point()) comm->Broadcast(b.tensor, 0);
+    }
     const auto val_start = Clock::now();
     const ValLoss v = Validate(*model, val, config.model.beta, bf16, *comm);
     const double val_seconds = SecondsSince(val_start);

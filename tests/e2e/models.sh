@@ -114,3 +114,11 @@ expect_failure 2 "model.path is empty" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}"
 "$PY" -c "import h5py, numpy as np, sys; f = h5py.File(sys.argv[1], 'w'); f['input'] = np.zeros((512, 256), 'f4'); f['target'] = np.zeros((512, 128), 'f4')" "$WORK/uneven.h5"
 expect_failure 2 "input rows are \[256\] and target rows \[128\]" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
   --set model.kind=vae_conv1d --set data.train="$WORK/uneven.h5" --set data.val="$WORK/uneven.h5"
+
+# predict's bad inputs.
+P=(predict --checkpoint "$WORK/mlp/checkpoints/epoch-000002.pt" --data "$WORK/val.h5")
+expect_failure 2 "pass --force" -- "$BIN" "${P[@]}" --out "$WORK/mlp.h5"
+expect_failure 3 "no dataset 'strain'" -- "$MPIEXEC" -n 2 "$BIN" "${P[@]}" --out "$WORK/p.h5" --set data.input_key=strain
+expect_failure 1 "cannot read checkpoint" -- "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/mlp/model.pt" \
+  --data "$WORK/val.h5" --out "$WORK/p.h5"
+[[ ! -e "$WORK/p.h5" ]] || fail "a failed predict left its output"

@@ -65,6 +65,27 @@ TEST(MpiCommunicator, AllGatherCollectsEveryRanksValuesInRankOrder) {
   comm.Barrier();
 }
 
+// bfloat16 has no MPI datatype: summed by clustertrain's own MPI_Op. Small integers sum exactly;
+// the average of random values is within bf16's rounding (8 bits of mantissa) of the float32 one.
+TEST(MpiCommunicator, AllReducesBFloat16) {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const int w = comm.Size(), r = comm.Rank();
+  // Integers below 256, and so every partial sum: exact in bf16.
+  const at::Tensor base = at::arange(1001, at::kFloat).remainder(32);
+  at::Tensor ints = base.add(r).to(at::kBFloat16);
+  comm.AllReduceSum(ints);
+  const at::Tensor expected_sum = base.mul(w).add(w * (w - 1) / 2.0);
+  bool ok = ints.scalar_type() == at::kBFloat16 && ints.to(at::kFloat).equal(expected_sum);
+
+  at::manual_seed(5);
+  const at::Tensor all = at::randn({w, 4097});  // every rank draws all ranks' values
+  at::Tensor mine = all[r].to(at::kBFloat16);
+  comm.AllReduceAverageAsync(mine)->Wait();
+  const at::Tensor reference = all.to(at::kBFloat16).to(at::kFloat).mean(0);
+  ok = ok && at::allclose(mine.to(at::kFloat), reference, /*rtol=*/2e-2, /*atol=*/2e-2);
+  EXPECT_TRUE(test::AllRanksAgree(ok));
+}
+
 TEST(MpiCommunicator, RejectsUnsupportedInputsClearly) {
   MpiCommunicator comm(MPI_COMM_WORLD);
   at::Tensor strided = at::zeros({4, 4}).t();

@@ -54,6 +54,33 @@ TEST(GradientSync, AveragedGradientEqualsTheUnionBatchGradient) {
   }
 }
 
+// runtime.allreduce_precision=bf16: the same average, to bfloat16's precision.
+TEST(GradientSync, BFloat16AllReduceAveragesToBFloat16Precision) {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const int w = comm.Size(), r = comm.Rank();
+  torch::manual_seed(7);
+  VaeMlp model(kLength, kHidden, kLatent);
+  at::Tensor x = torch::randn({w * kBatch, kLength});
+  at::Tensor y = torch::randn({w * kBatch, kLength});
+  at::Tensor eps = torch::randn({w * kBatch, kLatent});
+  const std::vector<at::Tensor> expected = Gradients(model, x, y, eps);
+  const auto mine = [&](const at::Tensor& t) { return t.narrow(0, r * kBatch, kBatch); };
+  GradientSync sync(model->parameters(), comm, {25.0, true, /*bf16=*/true});
+  Gradients(model, mine(x), mine(y), mine(eps));
+  sync.AverageGradients();
+  bool ok = true;
+  double worst = 0;
+  auto params = model->parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const at::Tensor& g = params[i].grad();
+    ok = ok && g.scalar_type() == at::kFloat;
+    // Relative to the gradient's scale: bf16 keeps about 3 significant digits.
+    const double err = (g - expected[i]).abs().max().item<double>() / (expected[i].abs().max().item<double>() + 1e-12);
+    worst = std::max(worst, err);
+  }
+  EXPECT_TRUE(test::AllRanksAgree(ok && worst < 2e-2)) << "worst relative error " << worst;
+}
+
 TEST(GradientSync, BroadcastGivesEveryRankRankZerosWeights) {
   MpiCommunicator comm(MPI_COMM_WORLD);
   torch::manual_seed(100 + comm.Rank());  // different weights on every rank
