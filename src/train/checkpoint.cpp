@@ -45,61 +45,56 @@ c10::IValue Get(torch::serialize::InputArchive& archive, const char* key, const 
   return value;
 }
 
-// "encoder.0.weight" -> archive "encoder" -> archive "0" -> tensor "weight".
-void WriteNested(torch::serialize::OutputArchive& archive, const std::vector<NamedTensor>& state) {
-  std::vector<std::string> children;  // first components, in order of appearance
-  std::vector<std::vector<NamedTensor>> grouped;
+// One level of a state's dotted names: "weight" is a leaf here; "encoder.0.weight" belongs to
+// child "encoder" as "0.weight". Children keep their order of first appearance.
+struct Level {
+  std::vector<NamedTensor> leaves;
+  std::vector<std::pair<std::string, std::vector<NamedTensor>>> children;
+};
+
+Level SplitLevel(const std::vector<NamedTensor>& state) {
+  Level level;
   for (const NamedTensor& item : state) {
     const size_t dot = item.name.find('.');
     if (dot == std::string::npos) {
-      archive.write(item.name, item.tensor.detach(), item.is_buffer);
+      level.leaves.push_back(item);
       continue;
     }
     const std::string head = item.name.substr(0, dot);
-    auto it = std::find(children.begin(), children.end(), head);
-    if (it == children.end()) {
-      children.push_back(head);
-      grouped.emplace_back();
-      it = children.end() - 1;
-    }
-    grouped[static_cast<size_t>(it - children.begin())].push_back(
-        {item.name.substr(dot + 1), item.tensor, item.is_buffer});
+    auto it = std::find_if(level.children.begin(), level.children.end(),
+                           [&](const auto& child) { return child.first == head; });
+    if (it == level.children.end()) it = level.children.insert(it, {head, {}});
+    it->second.push_back({item.name.substr(dot + 1), item.tensor, item.is_buffer});
   }
-  for (size_t i = 0; i < children.size(); ++i) {
+  return level;
+}
+
+// "encoder.0.weight" -> archive "encoder" -> archive "0" -> tensor "weight".
+void WriteNested(torch::serialize::OutputArchive& archive, const std::vector<NamedTensor>& state) {
+  const Level level = SplitLevel(state);
+  for (const NamedTensor& leaf : level.leaves) archive.write(leaf.name, leaf.tensor.detach(), leaf.is_buffer);
+  for (const auto& [name, items] : level.children) {
     torch::serialize::OutputArchive child(archive.compilation_unit());
-    WriteNested(child, grouped[i]);
-    archive.write(children[i], child);
+    WriteNested(child, items);
+    archive.write(name, child);
   }
 }
 
-void ReadNested(torch::serialize::InputArchive& archive, std::vector<NamedTensor> state, const std::string& path,
-                const std::string& prefix) {
-  std::vector<std::string> children;
-  std::vector<std::vector<NamedTensor>> grouped;
-  for (NamedTensor& item : state) {
-    const size_t dot = item.name.find('.');
-    if (dot == std::string::npos) {
-      if (!archive.try_read(item.name, item.tensor, item.is_buffer)) {
-        throw Error("checkpoint '" + path + "' has no tensor '" + prefix + item.name + "': it holds another model");
-      }
-      continue;
+// Reads into the tensors of `state` in place (they share their TensorImpl with the model's).
+void ReadNested(torch::serialize::InputArchive& archive, const std::vector<NamedTensor>& state,
+                const std::string& path, const std::string& prefix) {
+  const Level level = SplitLevel(state);
+  for (NamedTensor leaf : level.leaves) {
+    if (!archive.try_read(leaf.name, leaf.tensor, leaf.is_buffer)) {
+      throw Error("checkpoint '" + path + "' has no tensor '" + prefix + leaf.name + "': it holds another model");
     }
-    const std::string head = item.name.substr(0, dot);
-    auto it = std::find(children.begin(), children.end(), head);
-    if (it == children.end()) {
-      children.push_back(head);
-      grouped.emplace_back();
-      it = children.end() - 1;
-    }
-    grouped[static_cast<size_t>(it - children.begin())].push_back(
-        {item.name.substr(dot + 1), item.tensor, item.is_buffer});
   }
-  for (size_t i = 0; i < children.size(); ++i) {
+  for (const auto& [name, items] : level.children) {
     torch::serialize::InputArchive child;
-    if (!archive.try_read(children[i], child)) {
-      throw Error("checkpoint '" + path + "' has no module '" + prefix + children[i] + "': it holds another model");
+    if (!archive.try_read(name, child)) {
+      throw Error("checkpoint '" + path + "' has no module '" + prefix + name + "': it holds another model");
     }
-    ReadNested(child, grouped[i], path, prefix + children[i] + ".");
+    ReadNested(child, items, path, prefix + name + ".");
   }
 }
 
