@@ -10,13 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEATS=${1:-3}
-launch/setup.sh >/dev/null
-launch/demo_data.sh
-source launch/mpi_env.sh
+source bench/common.sh
 OUT=bench/results/io.md
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-mkdir -p bench/results
 /usr/bin/python3 bench/make_seed_layout.py data/gw_train.h5 "$WORK/seed.h5"
 
 {
@@ -44,7 +39,6 @@ for run in $(seq "$REPEATS"); do
       >"$dir.txt" 2>&1
   done
 done
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 # field RUN_DIR NAME: NAME of epochs 2-3, one per line
 field() { grep -o "\"$2\":[0-9.e-]*" "$1/metrics.jsonl" | tail -2 | cut -d: -f2; }
 {

@@ -7,13 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEATS=${1:-3}
-launch/setup.sh >/dev/null
-launch/demo_data.sh
-source launch/mpi_env.sh
+source bench/common.sh
 OUT=bench/results/precision.md
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-mkdir -p bench/results
 MODELS=("vae_mlp|" "vae_conv1d|--set model.kind=vae_conv1d")
 VARIANTS=("fp32|fp32" "bf16|fp32" "fp32|bf16" "bf16|bf16")
 for run in $(seq "$REPEATS"); do
@@ -28,7 +23,6 @@ for run in $(seq "$REPEATS"); do
     done
   done
 done
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 field() { grep -o "\"$2\":[0-9.e-]*" "$1/metrics.jsonl" | tail -"$3" | cut -d: -f2; }
 {
   echo "# Mixed precision"

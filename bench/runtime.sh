@@ -8,13 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEATS=${1:-3}
-launch/setup.sh >/dev/null
-launch/demo_data.sh
-source launch/mpi_env.sh
+source bench/common.sh
 OUT=bench/results/runtime.md
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-mkdir -p bench/results
 
 {
   echo "# Cluster runtime benchmarks"
@@ -71,7 +66,6 @@ done
   echo "| ranks | placement | threads per rank | samples/s | vs bind auto |"
   echo "|---:|---|---:|---:|---:|"
 } >>"$OUT"
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 for ranks in 1 2; do
   base=""
   for i in "${!PLACEMENTS[@]}"; do
