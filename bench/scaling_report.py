@@ -53,7 +53,7 @@ def collect(out):
         median = lambda key: statistics.median(r[key] for r in later)
         steps = records[1]["global_step"] - records[0]["global_step"]
         log = open(run + ".log").read()
-        params = int(re.search(r"model: \S+, (\d+) parameters", log).group(1))
+        params = int(re.search(r"model: .*, (\d+) parameters", log).group(1))
         threads = int(re.search(r"  threads (\d+)", log).group(1))
         rows.append(dict(mode=mode, world_size=int(world), global_batch=records[-1]["global_batch"],
                          batch_per_rank=records[-1]["global_batch"] // int(world), lr=records[-1]["lr"],
