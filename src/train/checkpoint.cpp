@@ -85,8 +85,15 @@ void ReadNested(torch::serialize::InputArchive& archive, const std::vector<Named
                 const std::string& path, const std::string& prefix) {
   const Level level = SplitLevel(state);
   for (NamedTensor leaf : level.leaves) {
+    // try_read replaces the tensor whatever its shape: the model's own shape is checked after.
+    const std::vector<int64_t> expected = leaf.tensor.sizes().vec();
     if (!archive.try_read(leaf.name, leaf.tensor, leaf.is_buffer)) {
       throw Error("checkpoint '" + path + "' has no tensor '" + prefix + leaf.name + "': it holds another model");
+    }
+    if (leaf.tensor.sizes().vec() != expected) {
+      throw Error("checkpoint '" + path + "' holds tensor '" + prefix + leaf.name + "' with shape " +
+                  c10::str(leaf.tensor.sizes()) + ", but the model's is " + c10::str(at::IntArrayRef(expected)) +
+                  ": it holds another model");
     }
   }
   for (const auto& [name, items] : level.children) {
@@ -156,9 +163,15 @@ void SaveCheckpoint(const std::string& path, Model& model, const torch::optim::O
 
 namespace {
 
-TrainingState ReadState(torch::serialize::InputArchive& archive, const std::string& path, Model& model) {
+TrainingState ReadState(torch::serialize::InputArchive& archive, const std::string& path, Model& model,
+                        const std::string& mismatch_fix) {
   TrainingState s;
   s.model_fingerprint = Get(archive, "model_fingerprint", path).toStringRef();
+  // Before any tensor is read: another model's tensors would fail later with LibTorch's message.
+  if (s.model_fingerprint != model.Fingerprint()) {
+    throw ConfigError("checkpoint '" + path + "' holds a " + s.model_fingerprint + " model, but this one is " +
+                      model.Fingerprint() + "; " + mismatch_fix);
+  }
   s.epoch = Get(archive, "epoch", path).toInt();
   s.global_step = Get(archive, "global_step", path).toInt();
   s.step_in_epoch = Get(archive, "step_in_epoch", path).toInt();
@@ -183,18 +196,19 @@ TrainingState ReadState(torch::serialize::InputArchive& archive, const std::stri
 }  // namespace
 
 TrainingState LoadCheckpoint(const std::string& path, Model& model, torch::optim::Optimizer& optimizer,
-                             const c10::Device& device) {
+                             const c10::Device& device, const std::string& mismatch_fix) {
   torch::serialize::InputArchive archive = OpenArchive(path, device);
-  TrainingState s = ReadState(archive, path, model);
+  TrainingState s = ReadState(archive, path, model, mismatch_fix);
   torch::serialize::InputArchive optimizer_archive;
   archive.read("optimizer", optimizer_archive);
   optimizer.load(optimizer_archive);
   return s;
 }
 
-TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c10::Device& device) {
+TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c10::Device& device,
+                                  const std::string& mismatch_fix) {
   torch::serialize::InputArchive archive = OpenArchive(path, device);
-  return ReadState(archive, path, model);
+  return ReadState(archive, path, model, mismatch_fix);
 }
 
 std::string CheckpointConfigYaml(const std::string& path) {

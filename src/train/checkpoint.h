@@ -44,12 +44,14 @@ std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t st
 void SaveCheckpoint(const std::string& path, Model& model, const torch::optim::Optimizer& optimizer,
                     const TrainingState& state);
 
-// Restores model and optimizer in place (tensors onto `device`) and returns the rest.
+// Restores model and optimizer in place (tensors onto `device`) and returns the rest. A checkpoint
+// of another model (its fingerprint differs) is a ConfigError that ends with `mismatch_fix`.
 TrainingState LoadCheckpoint(const std::string& path, Model& model, torch::optim::Optimizer& optimizer,
-                             const c10::Device& device);
+                             const c10::Device& device, const std::string& mismatch_fix);
 
 // The model alone (for predict), and the state without config checks.
-TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c10::Device& device);
+TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c10::Device& device,
+                                  const std::string& mismatch_fix);
 
 // The resolved config a checkpoint was written with (its YAML text).
 std::string CheckpointConfigYaml(const std::string& path);

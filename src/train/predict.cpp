@@ -65,7 +65,9 @@ void RunPredict(const PredictOptions& o, const MpiWorld& world) {
       target_dims.assign(target.dims.begin() + 1, target.dims.end());
     }
     model = MakeModel(config.model, input_dims, target_dims);
-    LoadCheckpointModel(o.checkpoint, *model, c10::Device(c10::kCPU));
+    LoadCheckpointModel(o.checkpoint, *model, c10::Device(c10::kCPU),
+                        "give predict rows shaped like the training rows (here '" + o.data + "' '" + key + "' " +
+                            input.Str() + ") and leave the model.* settings as they were");
   });
   const ParallelH5File& in = *opened;
   model->To(device);

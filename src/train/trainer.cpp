@@ -188,12 +188,8 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
   if (!resume_path.empty()) {
     TrainingState s;
     RunAgreed(world, [&] {  // every rank reads the same file: one message if it is bad
-      s = LoadCheckpoint(resume_path, *model, optimizer, device);
-      if (s.model_fingerprint != fingerprint) {
-        throw ConfigError("checkpoint '" + resume_path + "' holds a " + s.model_fingerprint + " model, but the "
-                          "config asks for " + fingerprint + "; resume with the same model settings or start a new "
-                          "output.dir");
-      }
+      s = LoadCheckpoint(resume_path, *model, optimizer, device,
+                         "resume with the same model settings or start a new output.dir");
     });
     start_epoch = s.epoch;
     start_step = s.step_in_epoch;
