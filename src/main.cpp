@@ -5,6 +5,8 @@
 // and host, communicators are aborted, and MPI_Abort ends every rank of the job.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -40,6 +42,21 @@ struct MakeDataArgs {
 int ReportEarlyError(const std::string& message, int code) {
   if (ct::IsLauncherRankZero()) std::fprintf(stderr, "clustertrain: error: %s\n", message.c_str());
   return code;
+}
+
+// Why an output file cannot be written, checked before MPI starts (so that every rank does not
+// meet it inside HDF5 and say so in HDF5's words); "" when it can.
+std::string OutputFileProblem(const std::string& path, bool force, const std::string& if_exists) {
+  namespace fs = std::filesystem;
+  if (!force && fs::exists(path)) return "'" + path + "' exists; pass --force to overwrite it" + if_exists;
+  const fs::path dir = fs::absolute(path).parent_path();
+  if (!fs::is_directory(dir)) {
+    return "cannot write '" + path + "': directory '" + dir.string() + "' does not exist; create it first";
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return "cannot write '" + path + "': directory '" + dir.string() + "' is not writable by this user";
+  }
+  return "";
 }
 
 // Runs `body` with MPI up; any exception ends every rank.
@@ -224,8 +241,8 @@ int main(int argc, char** argv) {
     return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) { ct::RunTraining(config, world, resume); });
   }
   if (*make_data) {
-    if (!make.force && std::filesystem::exists(make.out)) {
-      return ReportEarlyError("'" + make.out + "' exists; pass --force to overwrite it", ct::kExitUsage);
+    if (const std::string problem = OutputFileProblem(make.out, make.force, ""); !problem.empty()) {
+      return ReportEarlyError(problem, ct::kExitUsage);
     }
     return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) {
       ct::WriteChirpDataset(make.out, make.samples, make.chirp, world.Comm());
@@ -236,8 +253,8 @@ int main(int argc, char** argv) {
     });
   }
   if (*predict) {
-    if (!predict_force && std::filesystem::exists(predict_options.out)) {
-      return ReportEarlyError("'" + predict_options.out + "' exists; pass --force to overwrite it", ct::kExitUsage);
+    if (const std::string problem = OutputFileProblem(predict_options.out, predict_force, ""); !problem.empty()) {
+      return ReportEarlyError(problem, ct::kExitUsage);
     }
     return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) { ct::RunPredict(predict_options, world); });
   }
@@ -246,9 +263,10 @@ int main(int argc, char** argv) {
     if (convert_options.verify_only && !exists) {
       return ReportEarlyError("--verify-only: '" + convert_options.out_path + "' does not exist", ct::kExitUsage);
     }
-    if (!convert_options.verify_only && exists && !convert_force) {
-      return ReportEarlyError("'" + convert_options.out_path + "' exists; pass --force to overwrite it, or "
-                              "--verify-only to check it against the seed file", ct::kExitUsage);
+    if (!convert_options.verify_only) {
+      const std::string problem = OutputFileProblem(convert_options.out_path, convert_force,
+                                                    ", or --verify-only to check it against the seed file");
+      if (!problem.empty()) return ReportEarlyError(problem, ct::kExitUsage);
     }
     return RunWithMpi(argc, argv, [&](const ct::MpiWorld& world) {
       ct::ConvertSeedLayout(convert_options, world);

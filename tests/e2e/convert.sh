@@ -27,6 +27,7 @@ echo "ok: trained on the converted file"
 "$PY" -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); f['target'][17,3] += 1" "$WORK/converted.h5"
 expect_failure 3 "verify: sample 17 of" -- "$MPIEXEC" -n 2 "$BIN" convert "$WORK/seed.h5" "$WORK/converted.h5" --verify-only
 expect_failure 2 "pass --force" -- "$BIN" convert "$WORK/seed.h5" "$WORK/converted.h5"
+expect_failure 2 "directory .*/no_dir. does not exist" -- "$MPIEXEC" -n 2 "$BIN" convert "$WORK/seed.h5" "$WORK/no_dir/x.h5"
 expect_failure 3 "has no sample{i} groups" -- "$MPIEXEC" -n 2 "$BIN" convert "$WORK/train.h5" "$WORK/x.h5"
 "$PY" - "$WORK" <<'PYEOF'
 import sys, h5py, numpy as np

@@ -13,6 +13,7 @@ expect_failure 3 "no dataset 'strain'" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}"
 echo "not hdf5" > "$WORK/bogus.h5"
 expect_failure 3 "cannot open" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/bogus.h5"
 expect_failure 2 "pass --force" -- "$BIN" make-data --out "$WORK/train.h5"
+expect_failure 2 "directory .*/no_dir. does not exist; create it first" -- "$MPIEXEC" -n 2 "$BIN" make-data --out "$WORK/no_dir/train.h5"
 expect_failure 2 "--config" -- "$BIN" train --config "$WORK/nope.yaml"
 
 if [[ "$PY_OK" == "TRUE" ]]; then
