@@ -16,9 +16,14 @@ std::string TakeHdf5ErrorStack() {
   };
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, &lines);
   H5Eclear2(H5E_DEFAULT);
-  std::string text;
-  for (size_t i = 0; i < lines.size() && i < 3; ++i) text += (i ? "; " : "") + lines[i];
-  return text.empty() ? "no HDF5 error message" : text;
+  if (lines.empty()) return "no HDF5 error message";
+  // The outermost entry says what failed, the innermost why (for a file: the OS's errno text);
+  // the ones between repeat the first in HDF5's internal terms.
+  std::string text = lines.front() + (lines.size() > 1 ? "; " + lines.back() : "");
+  for (char& c : text) {
+    if (c == '\n') c = ' ';
+  }
+  return text;
 }
 
 void ThrowHdf5Error(const char* call, const char* file, int line) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "data/chirp.h"
 #include "data/h5_file.h"
@@ -91,6 +92,25 @@ TEST(ShardLoader, MissingDatasetIsADataErrorNamingTheKey) {
     message = e.what();
   }
   EXPECT_TRUE(test::AllRanksAgree(message.find("no dataset 'strain'") != std::string::npos)) << message;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (test::World().Rank() == 0) std::filesystem::remove(path);
+}
+
+// HDF5's error stack is summarised on one line: what failed and, innermost, why.
+TEST(ShardLoader, NotHdf5IsADataErrorWithHdf5sCauseOnOneLine) {
+  const std::string path = SharedTempPath("not_hdf5.h5");
+  if (test::World().Rank() == 0) std::ofstream(path) << "time,strain\n0,1\n";
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::string message;
+  try {
+    ParallelH5File file(path, ParallelH5File::Mode::kRead, MPI_COMM_WORLD);
+  } catch (const DataError& e) {
+    message = e.what();
+  }
+  EXPECT_TRUE(test::AllRanksAgree(message.find("cannot open '" + path + "' as an HDF5 file") != std::string::npos &&
+                                  message.find("file signature not found") != std::string::npos &&
+                                  message.find('\n') == std::string::npos))
+      << message;
   MPI_Barrier(MPI_COMM_WORLD);
   if (test::World().Rank() == 0) std::filesystem::remove(path);
 }
