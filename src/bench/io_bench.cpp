@@ -106,7 +106,7 @@ void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
   BlockStreamOptions stream_options;
   stream_options.path = o.file;
   stream_options.schema = schema;
-  stream_options.block_rows = AutoBlockRows(schema);
+  stream_options.block_rows = AutoBlockRows(schema, world.Size());
   stream_options.batch = o.batch;
   stream_options.world_size = world.Size();
   stream_options.rank = world.Rank();

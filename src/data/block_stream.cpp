@@ -224,13 +224,10 @@ class Reader {
 
 }  // namespace
 
-int64_t AutoBlockRows(const DatasetSchema& schema) {
+int64_t AutoBlockRows(const DatasetSchema& schema, int world_size) {
   const int64_t row_bytes = schema.input.RowElements() * 4;
-  if (schema.chunk_rows <= 0) return ChunkRowsFor(row_bytes, schema.Rows());
-  constexpr int64_t kMinBlockBytes = int64_t{1} << 20;
-  const int64_t chunk_bytes = schema.chunk_rows * row_bytes;
-  const int64_t chunks = std::max<int64_t>(1, (kMinBlockBytes + chunk_bytes - 1) / chunk_bytes);
-  return std::min(schema.Rows(), chunks * schema.chunk_rows);
+  const int64_t chunk_rows = schema.chunk_rows > 0 ? schema.chunk_rows : ChunkRowsFor(row_bytes, schema.Rows());
+  return ChooseBlockRows(schema.Rows(), row_bytes, chunk_rows, world_size);
 }
 
 BlockStream::BlockStream(BlockStreamOptions options)
@@ -268,13 +265,15 @@ std::vector<int64_t> BlockStream::TargetDims() const {
 std::string BlockStream::Describe() const {
   const BlockPlan plan{options_.schema.Rows(), options_.block_rows};
   const double block_mib = static_cast<double>(options_.block_rows * options_.schema.RowBytes()) / (1 << 20);
-  char text[256];
+  const int64_t used = batches_ * options_.batch * options_.world_size;
+  char text[320];
   std::snprintf(text, sizeof(text),
                 "blocks: %lld blocks of %lld rows (%.1f MiB) dealt round-robin to %d ranks, rows shuffled within "
-                "windows of %lld blocks, %lld batches read ahead",
+                "windows of %lld blocks, %lld batches read ahead; an epoch trains on %lld of the %lld rows (%.0f%%)",
                 static_cast<long long>(plan.NumBlocks()), static_cast<long long>(options_.block_rows), block_mib,
                 options_.world_size, static_cast<long long>(options_.window_blocks),
-                static_cast<long long>(options_.prefetch));
+                static_cast<long long>(options_.prefetch), static_cast<long long>(used),
+                static_cast<long long>(plan.rows), 100.0 * static_cast<double>(used) / static_cast<double>(plan.rows));
   return text;
 }
 

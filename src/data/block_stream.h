@@ -66,8 +66,8 @@ class BlockStream : public TrainBatches {
   std::thread reader_;
 };
 
-// Rows per block for data.block_rows=auto: the input's chunk rows, times the smallest factor
-// that makes a block at least 1 MiB; ChunkRowsFor's 2 MiB for a contiguous dataset.
-int64_t AutoBlockRows(const DatasetSchema& schema);
+// Rows per block for data.block_rows=auto: ChooseBlockRows on the input's chunks (ChunkRowsFor's
+// 2 MiB for a contiguous dataset).
+int64_t AutoBlockRows(const DatasetSchema& schema, int world_size);
 
 }  // namespace ct

@@ -62,6 +62,16 @@ int64_t BlockStepsPerEpoch(const BlockPlan& plan, int world_size, int64_t batch)
   return GuaranteedBlockRows(plan, world_size) / batch;
 }
 
+int64_t ChooseBlockRows(int64_t rows, int64_t row_bytes, int64_t chunk_rows, int world_size) {
+  constexpr int64_t kMinBlockBytes = int64_t{1} << 20;
+  chunk_rows = std::clamp<int64_t>(chunk_rows, 1, std::max<int64_t>(rows, 1));
+  const int64_t chunk_bytes = chunk_rows * row_bytes;
+  const int64_t chunks_for_size = std::max<int64_t>(1, (kMinBlockBytes + chunk_bytes - 1) / chunk_bytes);
+  const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
+  const int64_t chunks_for_balance = std::max<int64_t>(1, chunks / (int64_t{world_size} * kMinBlocksPerRank));
+  return std::min(rows, std::min(chunks_for_size, chunks_for_balance) * chunk_rows);
+}
+
 std::vector<int64_t> WindowPermutation(int64_t n, uint64_t seed, int64_t epoch, int rank, int64_t window) {
   return Permutation(n, MixSeed(seed ^ 0x3A1D0ull, static_cast<uint64_t>(epoch) + 1,
                                 (static_cast<uint64_t>(rank) << 32) + static_cast<uint64_t>(window)));

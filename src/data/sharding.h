@@ -48,6 +48,13 @@ std::vector<int64_t> EpochBlocks(const BlockPlan& plan, int world_size, int rank
 int64_t GuaranteedBlockRows(const BlockPlan& plan, int world_size);
 int64_t BlockStepsPerEpoch(const BlockPlan& plan, int world_size, int64_t batch);
 
+// Rows per block for data.block_rows=auto: whole chunks (a block read never splits a chunk),
+// enough of them for a block of at least 1 MiB (fewer, larger reads), but no more than leaves
+// every rank kMinBlocksPerRank blocks when the file has that many chunks: an epoch skips up to
+// about a block per rank, which must stay a small part of the rows.
+constexpr int64_t kMinBlocksPerRank = 32;
+int64_t ChooseBlockRows(int64_t rows, int64_t row_bytes, int64_t chunk_rows, int world_size);
+
 // The order in which rows of one window (`n` rows, its blocks' rows concatenated) are visited.
 std::vector<int64_t> WindowPermutation(int64_t n, uint64_t seed, int64_t epoch, int rank, int64_t window);
 

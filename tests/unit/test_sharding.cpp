@@ -146,6 +146,41 @@ TEST(BlockSharding, GuaranteedRowsAreTight) {
   }
 }
 
+// data.block_rows=auto: whole chunks; at least 1 MiB when the file has chunks to spare; and for a
+// small file, blocks small enough that an epoch still trains on at least 90% of the rows.
+TEST(BlockSharding, AutoBlockRowsAreWholeChunksAndKeepEpochsNearlyWhole) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  // The demo file: 2 MiB chunks of 256 rows of 8 KiB, 64 chunks: one chunk a block.
+  EXPECT_EQ(ChooseBlockRows(16384, 8192, 256, 2), 256);
+  // A large file of small chunks: chunks grouped to 1 MiB.
+  EXPECT_EQ(ChooseBlockRows(int64_t{1} << 24, 4096, 16, 8), 256);
+  // h5py's one-row chunks in a small file: limited by the blocks every rank needs.
+  EXPECT_EQ(ChooseBlockRows(3000, 1024, 1, 2), 3000 / (2 * kMinBlocksPerRank));
+  for (int world : {1, 2, 3, 4, 7, 64}) {
+    for (int64_t rows : {4096, 3000, 100000, 1 << 22}) {
+      for (int64_t chunk_rows : {1, 7, 64, 512}) {
+        for (int64_t row_bytes : {int64_t{4}, int64_t{4096}, int64_t{32768}}) {
+          const int64_t block_rows = ChooseBlockRows(rows, row_bytes, chunk_rows, world);
+          const std::string where = "world " + std::to_string(world) + " rows " + std::to_string(rows) + " chunk " +
+                                    std::to_string(chunk_rows) + " row bytes " + std::to_string(row_bytes);
+          ASSERT_GE(block_rows, 1) << where;
+          if (block_rows < rows) {
+            EXPECT_EQ(block_rows % chunk_rows, 0) << where;
+          }
+          const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
+          if (chunks >= world * kMinBlocksPerRank * (kMiB / row_bytes + 1)) {
+            EXPECT_GE(block_rows * row_bytes, kMiB) << where;
+          }
+          if (chunks >= world * kMinBlocksPerRank) {
+            const double used = static_cast<double>(GuaranteedBlockRows(BlockPlan{rows, block_rows}, world) * world);
+            EXPECT_GE(used / static_cast<double>(rows), 0.9) << where;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Every row is trained on over epochs: the rows beyond steps*batch differ from epoch to epoch.
 TEST(BlockSharding, EveryRowIsUsedOverEpochs) {
   for (int world : {1, 2, 3, 4, 7}) {
