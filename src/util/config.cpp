@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "util/config_schema.h"
 #include "util/error.h"
@@ -106,7 +107,8 @@ void ApplyOverride(const std::string& assignment, Config& config) {
   key->set(config, value, where);
 }
 
-void CheckPathReadable(const std::string& key, const std::string& path) {
+// `how_to_make`: how a user creates such a file, for the message when it is missing.
+void CheckPathReadable(const std::string& key, const std::string& path, const std::string& how_to_make) {
   if (path.empty()) {
     throw ConfigError("config key '" + key + "' is not set: give the HDF5 file in the config or with --set " +
                       key + "=PATH (`clustertrain make-data` writes a synthetic one)");
@@ -115,7 +117,7 @@ void CheckPathReadable(const std::string& key, const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw ConfigError("config key '" + key + "': file '" + path + "' does not exist (relative paths are "
                       "relative to the working directory " + std::filesystem::current_path().string() +
-                      "); create it with `clustertrain make-data --out " + path + "` or fix the path");
+                      "); " + how_to_make + " or fix the path");
   }
 }
 
@@ -138,9 +140,14 @@ void ValidateRelations(const Config& c) {
 }  // namespace
 
 void CheckInputFiles(const Config& config) {
-  CheckPathReadable("data.train", config.data.train);
-  CheckPathReadable("data.val", config.data.val);
-  if (config.model.kind == "torchscript") CheckPathReadable("model.path", config.model.path);
+  for (const auto& [key, path] : {std::pair{"data.train", config.data.train}, std::pair{"data.val", config.data.val}}) {
+    CheckPathReadable(key, path, "create it with `clustertrain make-data --out " + path + "`");
+  }
+  if (config.model.kind == "torchscript") {
+    CheckPathReadable("model.path", config.model.path,
+                      "save the module there from Python with torch.jit.script(model).save(path) (see "
+                      "configs/torchscript/make_model.py)");
+  }
 }
 
 Config LoadConfig(const std::string& path, const std::vector<std::string>& overrides) {

@@ -5,6 +5,7 @@
 #   - a TorchScript module scripted with python3-torch (configs/torchscript/make_model.py) trains
 #     under mpiexec -n 2; model.pt loads into the Python class, model.ts with torch.jit.load, and
 #     both give predict's numbers;
+#   - a module with BatchNorm buffers returning a dict trains, saves and predicts with them;
 #   - bf16 autocast and the bf16 gradient all-reduce train to within a few percent of fp32;
 #   - modules that break the calling convention are refused with a message saying how.
 source "$(dirname "$0")/common.sh"
@@ -65,6 +66,50 @@ assert torch.allclose(a, b, rtol=1e-5, atol=1e-6), (a - b).abs().max()
 print("ok: model.ts (the trained TorchScript module) equals the Python class with model.pt's weights")
 PYEOF
 
+# A module with buffers (BatchNorm running statistics) that returns a dict: the buffers are
+# trained, saved under Python's names, and used by predict (eval mode).
+cat >"$WORK/bn_module.py" <<'PYEOF'
+import sys, torch
+from torch import nn
+from typing import Dict
+class BnAutoencoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(256, 32), nn.BatchNorm1d(32), nn.ReLU())
+        self.decoder = nn.Linear(32, 256)
+    def forward(self, x) -> Dict[str, torch.Tensor]:
+        return {"recon": self.decoder(self.encoder(x))}
+if __name__ == "__main__":
+    torch.jit.script(BnAutoencoder()).save(sys.argv[1])
+PYEOF
+"$PY" "$WORK/bn_module.py" "$WORK/bn.pt"
+train_and_predict bn --set model.kind=torchscript --set model.path="$WORK/bn.pt"
+"$PY" - "$WORK" <<'PYEOF'
+import json, sys, warnings, h5py, torch
+w = sys.argv[1]
+sys.path.insert(0, w)
+from bn_module import BnAutoencoder
+warnings.filterwarnings("ignore", "'torch.load' received a zip file")
+module = BnAutoencoder()
+state = torch.load(f"{w}/bn/model.pt")
+module.load_state_dict(state, strict=True)
+steps = [json.loads(l) for l in open(f"{w}/bn/metrics.jsonl")][-1]["global_step"]
+bn = module.encoder[1]
+assert bn.num_batches_tracked.item() == steps, (bn.num_batches_tracked.item(), steps)
+assert bn.running_mean.abs().sum() > 0 and not torch.allclose(bn.running_var, torch.ones(32)), "running stats untrained"
+module.eval()
+with h5py.File(w + "/val.h5") as f:
+    x = torch.from_numpy(f["input"][...])
+with torch.no_grad():
+    recon = module(x)["recon"]
+with h5py.File(w + "/bn.h5") as f:
+    assert set(f) == {"recon"}, set(f)
+    got = torch.from_numpy(f["recon"][...])
+assert torch.allclose(got, recon, rtol=1e-4, atol=1e-5), (got - recon).abs().max()
+print(f"ok: BatchNorm module returning a dict: running statistics trained ({steps} batches) and saved; predict "
+      f"uses them (max |diff| {(got - recon).abs().max().item():.1e}), no mu for a module without one")
+PYEOF
+
 # bf16: autocast forward, and gradients all-reduced as bf16.
 "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.epochs=4 --set output.dir="$WORK/fp32" >/dev/null
 "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.epochs=4 --set train.precision=bf16 \
@@ -111,6 +156,8 @@ expect_failure 2 "forward takes 2 inputs besides self" -- "$MPIEXEC" -n 2 "$BIN"
 expect_failure 2 "it must match the target rows \[2, 256\]" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" "${S[@]}" --set model.path="$WORK/short.pt"
 expect_failure 2 "cannot be loaded as a TorchScript module" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" "${S[@]}" --set model.path="$WORK/junk.pt"
 expect_failure 2 "model.path is empty" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set model.kind=torchscript
+expect_failure 2 "model.path': file '.*missing.pt' does not exist .*torch.jit.script(model).save(path)" -- \
+  "$BIN" train "${T[@]}" --set model.kind=torchscript --set model.path="$WORK/missing.pt"
 "$PY" -c "import h5py, numpy as np, sys; f = h5py.File(sys.argv[1], 'w'); f['input'] = np.zeros((512, 256), 'f4'); f['target'] = np.zeros((512, 128), 'f4')" "$WORK/uneven.h5"
 expect_failure 2 "input rows are \[256\] and target rows \[128\]" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
   --set model.kind=vae_conv1d --set data.train="$WORK/uneven.h5" --set data.val="$WORK/uneven.h5"
