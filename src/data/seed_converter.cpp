@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -93,19 +94,20 @@ int64_t FirstDifference(const ConvertOptions& o, const SeedLayoutReader& seed, c
                       RowShape{expected}.Str() + "; convert again");
     }
   }
-  constexpr int64_t kPieceRows = 1024;
-  int64_t pieces = (slice.Size() + kPieceRows - 1) / kPieceRows;
-  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX, comm));
   int64_t first_bad = -1;
   for (const char* name : {"input", "target"}) {
     const int64_t elements = Product(name == std::string("input") ? seed.InputDims() : seed.TargetDims());
-    std::vector<float> written(static_cast<size_t>(kPieceRows * elements));
+    // Pieces of 1,024 rows, fewer for long rows: memory stays bounded whatever the row length.
+    const int64_t piece_rows = std::clamp<int64_t>(ParallelH5File::kMaxPieceBytes / (elements * 4), 1, 1024);
+    int64_t pieces = (slice.Size() + piece_rows - 1) / piece_rows;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX, comm));
+    std::vector<float> written(static_cast<size_t>(piece_rows * elements));
     std::vector<float> original(static_cast<size_t>(elements));
     PassProgress progress(lead && o.progress, std::string("verifying ") + name, slice.Size(), seed.Samples(),
                           elements * 4);
     for (int64_t p = 0; p < pieces; ++p) {  // the same number of collective reads on every rank
-      const int64_t begin = std::min(slice.begin + p * kPieceRows, slice.end);
-      const int64_t rows = std::min(kPieceRows, slice.end - begin);
+      const int64_t begin = std::min(slice.begin + p * piece_rows, slice.end);
+      const int64_t rows = std::min(piece_rows, slice.end - begin);
       out.ReadRows(name, begin, rows, written.data());
       for (int64_t r = 0; r < rows && first_bad < 0; ++r) {
         seed.Read(begin + r, name, original.data());
