@@ -55,8 +55,8 @@ void ForEachPiece(MPI_Comm comm, int64_t start, int64_t count, int64_t piece_row
   }
 }
 
-int64_t PieceRows(int64_t row_elements) {
-  return std::max<int64_t>(1, ParallelH5File::kMaxPieceBytes / (row_elements * 4));
+int64_t PieceRows(int64_t row_elements, int64_t piece_bytes) {
+  return std::max<int64_t>(1, piece_bytes / (row_elements * 4));
 }
 
 }  // namespace
@@ -160,7 +160,7 @@ void ParallelH5File::ReadRows(const std::string& name, int64_t start, int64_t co
   H5Id file_space(H5_CHECK(H5Dget_space(dataset.get())), H5Sclose);
   H5Id dxpl = Transfer(comm_);
   const int64_t row_elements = shape.RowElements();
-  ForEachPiece(comm_, start, count, PieceRows(row_elements), [&](int64_t first, int64_t rows) {
+  ForEachPiece(comm_, start, count, PieceRows(row_elements, kMaxPieceBytes), [&](int64_t first, int64_t rows) {
     std::vector<hsize_t> piece_dims(dims);
     piece_dims[0] = static_cast<hsize_t>(std::max<int64_t>(rows, 1));
     H5Id memory_space(H5_CHECK(H5Screate_simple(static_cast<int>(dims.size()), piece_dims.data(), nullptr)), H5Sclose);
@@ -192,7 +192,7 @@ void ParallelH5File::WriteRows(const std::string& name, int64_t start, int64_t c
   H5Id file_space(H5_CHECK(H5Dget_space(dataset.get())), H5Sclose);
   H5Id dxpl = Transfer(comm_);
   const int64_t row_elements = shape.RowElements();
-  const int64_t piece_rows = std::min(PieceRows(row_elements), std::max<int64_t>(count, 1));
+  const int64_t piece_rows = std::min(PieceRows(row_elements, kStagedPieceBytes), std::max<int64_t>(count, 1));
   std::vector<float> buffer(static_cast<size_t>(piece_rows * row_elements));
   ForEachPiece(comm_, start, count, piece_rows, [&](int64_t first, int64_t rows) {
     if (rows > 0) fill(first, rows, buffer.data());

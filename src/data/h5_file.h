@@ -4,8 +4,9 @@
 // Collective protocol: every rank calls each function here the same number of times, in the
 // same order. With comm == MPI_COMM_NULL the file is this process's alone: HDF5's POSIX driver,
 // independent transfers, no MPI call (for a background reader thread, which must not call MPI
-// while the training thread does). Transfers are split into pieces of at most kMaxPieceBytes; the number of pieces
-// is agreed over all ranks (a rank with fewer rows takes part with an empty selection).
+// while the training thread does). Transfers are split into pieces (kMaxPieceBytes,
+// kStagedPieceBytes); the number of pieces is agreed over all ranks (a rank with fewer rows takes
+// part with an empty selection).
 #pragma once
 
 #include <mpi.h>
@@ -63,7 +64,10 @@ class ParallelH5File {
   // Collective: a string attribute on the root group.
   void WriteAttribute(const std::string& name, const std::string& value);
 
+  // Pieces read straight into the caller's memory; pieces that pass through a buffer of their
+  // own (WriteRows, convert's verify) are smaller, so that memory stays small as well as bounded.
   static constexpr int64_t kMaxPieceBytes = int64_t{256} << 20;
+  static constexpr int64_t kStagedPieceBytes = int64_t{32} << 20;
 
  private:
   H5Id OpenDataset(const std::string& name) const;

@@ -98,7 +98,7 @@ int64_t FirstDifference(const ConvertOptions& o, const SeedLayoutReader& seed, c
   for (const char* name : {"input", "target"}) {
     const int64_t elements = Product(name == std::string("input") ? seed.InputDims() : seed.TargetDims());
     // Pieces of 1,024 rows, fewer for long rows: memory stays bounded whatever the row length.
-    const int64_t piece_rows = std::clamp<int64_t>(ParallelH5File::kMaxPieceBytes / (elements * 4), 1, 1024);
+    const int64_t piece_rows = std::clamp<int64_t>(ParallelH5File::kStagedPieceBytes / (elements * 4), 1, 1024);
     int64_t pieces = (slice.Size() + piece_rows - 1) / piece_rows;
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX, comm));
     std::vector<float> written(static_cast<size_t>(piece_rows * elements));
