@@ -6,10 +6,10 @@
 #   2. demo training throughput on 2 ranks with data.sharding static vs blocks, interleaved,
 #      REPEATS runs each, median of epochs 2-3 of each run, then the median over runs: the
 #      reader thread must hide reading behind compute.
-#   bench/io.sh [REPEATS]          (default 3; about 3 minutes on 2 cores)
+#   bench/io.sh [REPEATS]          (default 5; about 4 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REPEATS=${1:-3}
+REPEATS=${1:-5}
 source bench/common.sh
 OUT=bench/results/io.md
 /usr/bin/python3 bench/make_seed_layout.py data/gw_train.h5 "$WORK/seed.h5"
@@ -49,17 +49,19 @@ field() { grep -o "\"$2\":[0-9.e-]*" "$1/metrics.jsonl" | tail -2 | cut -d: -f2;
   echo "$REPEATS runs each, interleaved; the median over runs of each run's median of epochs 2-3. *Waiting for data*:"
   echo "time in the training loop spent getting the next batch (blocks: waiting for the reader thread)."
   echo
-  echo "| data.sharding | samples/s | waiting for data | vs static |"
-  echo "|---|---:|---:|---:|"
+  echo "| data.sharding | samples/s | runs' range | waiting for data | vs static |"
+  echo "|---|---:|---:|---:|---:|"
   base=""
   for mode in static blocks; do
-    rate=$(for run in $(seq "$REPEATS"); do field "$WORK/r$run-$mode" samples_per_s | median; done | median)
+    rates=$(for run in $(seq "$REPEATS"); do field "$WORK/r$run-$mode" samples_per_s | median; done | sort -g)
+    rate=$(median <<<"$rates")
     wait_share=$(for run in $(seq "$REPEATS"); do
       paste <(field "$WORK/r$run-$mode" data_seconds) <(field "$WORK/r$run-$mode" train_seconds) |
         awk '{print 100 * $1 / $2}' | median
     done | median)
     [[ -n "$base" ]] || base=$rate
-    printf "| %s | %.0f | %.1f%% | %.3f |\n" "$mode" "$rate" "$wait_share" "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')"
+    printf "| %s | %.0f | %.0f-%.0f | %.1f%% | %.3f |\n" "$mode" "$rate" "$(head -1 <<<"$rates")" "$(tail -1 <<<"$rates")" \
+      "$wait_share" "$(awk -v a="$rate" -v b="$base" 'BEGIN {print a / b}')"
   done
 } >>"$OUT"
 cat "$OUT"

@@ -27,6 +27,9 @@ import h5py, numpy as np
 x = np.zeros((256, 256), np.float32); x[200, 7] = np.nan
 with h5py.File('$WORK/nan.h5', 'w') as f:
     f['input'] = x; f['target'] = np.zeros((256, 256), np.float32)
+y = np.zeros((256, 256), np.float32); y[100, 3] = -np.inf
+with h5py.File('$WORK/inf.h5', 'w') as f:
+    f['input'] = np.zeros((256, 256), np.float32); f['target'] = y
 with h5py.File('$WORK/empty.h5', 'w') as f:
     f['input'] = np.zeros((0, 256), np.float32); f['target'] = np.zeros((0, 256), np.float32)
 with h5py.File('$WORK/short.h5', 'w') as f:
@@ -34,6 +37,8 @@ with h5py.File('$WORK/short.h5', 'w') as f:
   expect_failure 3 "NaN or Inf values, first in row 200" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/nan.h5"
   expect_failure 3 "has a NaN or Inf value in row 200" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
     --set data.train="$WORK/nan.h5" --set data.sharding=blocks --set data.block_rows=32
+  expect_failure 3 "dataset 'target' has a NaN or Inf value in row 100" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+    --set data.train="$WORK/inf.h5" --set data.sharding=blocks --set data.block_rows=32
   expect_failure 3 "has no rows" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/empty.h5"
   expect_failure 3 "must pair row by row" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/short.h5"
 fi
