@@ -3,7 +3,7 @@
 # throughput on 2 ranks for vae_mlp and vae_conv1d with train.precision fp32 | bf16 and
 # runtime.allreduce_precision fp32 | bf16, interleaved, REPEATS runs each, median of epochs 2-3
 # of each run, then the median over runs; and the final validation loss of each.
-#   bench/precision.sh [REPEATS]          (default 3; about 5 minutes on 2 cores)
+#   bench/precision.sh [REPEATS]          (default 3; 5 to 13 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEATS=${1:-3}
