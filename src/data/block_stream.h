@@ -5,11 +5,11 @@
 //   1. StartEpoch(e, first) bumps the generation, drops batches left from the previous epoch
 //      and asks the reader for epoch e from batch `first`.
 //   2. The reader reads the epoch's windows of blocks (a whole block per HDF5 read), shuffles
-//      each window's rows, gathers them into batches, checking each row for NaN/Inf as it copies
-//      it (pinned memory when training on CUDA) and
-//      queues at most data.prefetch of them, waiting while the queue is full. While training
-//      runs it is the only thread that calls HDF5 (not a thread-safe build), and it calls no MPI:
-//      it opens the file with HDF5's POSIX driver, as its blocks are its alone.
+//      each window's rows, gathers them into batches (pinned memory when training on CUDA),
+//      checking each row for NaN/Inf as it copies it, and queues at most data.prefetch of them,
+//      waiting while the queue is full. While training runs it is the only thread that calls
+//      HDF5 (not a thread-safe build), and it calls no MPI: it opens the file with HDF5's POSIX
+//      driver, as its blocks are its alone.
 //   3. Next() takes a batch, waiting if the reader is behind (the data stall the metrics
 //      report), and copies it to the device (asynchronously from pinned memory on CUDA).
 //   4. A reader error (the file vanished, was truncated or replaced, or a read failed) is

@@ -61,7 +61,8 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DataConfig& data, int64_t b
   options.input_key = data.input_key;
   options.target_key = data.target_key;
   options.schema = schema;
-  options.block_rows = data.block_rows > 0 ? std::min(data.block_rows, schema.Rows()) : AutoBlockRows(schema, world.Size());
+  options.block_rows =
+      data.block_rows > 0 ? std::min(data.block_rows, schema.Rows()) : AutoBlockRows(schema, world.Size());
   options.window_blocks = data.shuffle_window;
   options.prefetch = data.prefetch;
   options.batch = batch;

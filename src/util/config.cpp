@@ -7,7 +7,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <utility>
 
 #include "util/config_schema.h"
 #include "util/error.h"
@@ -140,9 +139,11 @@ void ValidateRelations(const Config& c) {
 }  // namespace
 
 void CheckInputFiles(const Config& config) {
-  for (const auto& [key, path] : {std::pair{"data.train", config.data.train}, std::pair{"data.val", config.data.val}}) {
-    CheckPathReadable(key, path, "create it with `clustertrain make-data --out " + path + "`");
-  }
+  auto make_data = [](const std::string& path) {
+    return "create it with `clustertrain make-data --out " + path + "`";
+  };
+  CheckPathReadable("data.train", config.data.train, make_data(config.data.train));
+  CheckPathReadable("data.val", config.data.val, make_data(config.data.val));
   if (config.model.kind == "torchscript") {
     CheckPathReadable("model.path", config.model.path,
                       "save the module there from Python with torch.jit.script(model).save(path) (see "
