@@ -2,8 +2,9 @@
 # Installs what clustertrain needs from Debian's archive (skipping what is installed) and
 # builds it with CMake (Release) into build/.
 #
-#   launch/setup.sh            build dependencies + build
-#   launch/setup.sh --tests    also what the tests need (python3-torch, python3-h5py)
+#   launch/setup.sh            build dependencies + build the clustertrain binary only
+#   launch/setup.sh --tests    also what the tests need (python3-torch, python3-h5py), and
+#                              every target (the test binaries too)
 #
 # Environment: CT_BUILD_DIR (default build), CMAKE_ARGS (extra configure flags, e.g.
 # -DCMAKE_PREFIX_PATH=/opt/libtorch for a CUDA LibTorch 2.x).
@@ -17,7 +18,9 @@ PACKAGES=(
   libhdf5-openmpi-dev                 # parallel HDF5 (MPI-IO); the serial build is not enough
   libhwloc-dev libspdlog-dev libyaml-cpp-dev libcli11-dev libgtest-dev
 )
+TARGETS=(--target clustertrain)       # the quickstart waits for nothing it does not run
 if [[ "${1:-}" == "--tests" ]]; then
+  TARGETS=()
   PACKAGES+=(python3-torch python3-h5py python3-numpy
              slurm-wlm munge             # a local Slurm for tests/e2e/slurm.sh (skipped without it)
              python3-matplotlib          # the scaling study's plot
@@ -54,5 +57,5 @@ else
   command -v ninja >/dev/null && GENERATOR=(-G Ninja)
   cmake -S . -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} | grep -E "clustertrain:|Error" || true
 fi
-cmake --build "$BUILD_DIR" -j "$(nproc)"
-echo "setup: built $BUILD_DIR/clustertrain"
+cmake --build "$BUILD_DIR" -j "$(nproc)" "${TARGETS[@]}"
+echo "setup: built $BUILD_DIR/clustertrain${TARGETS[*]:+ (only; --tests builds the tests too)}"

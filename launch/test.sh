@@ -13,7 +13,7 @@ source launch/mpi_env.sh
 if [[ "${CT_SANITIZE:-1}" != "0" ]]; then
   echo "test: unit and MPI tests under AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/)"
   # Built without NCCL too, so that the tests also cover a build that lacks it.
-  CT_BUILD_DIR=build-asan CMAKE_ARGS="-DCT_SANITIZE=ON -DCT_WITH_NCCL=OFF" launch/setup.sh >/dev/null
+  CT_BUILD_DIR=build-asan CMAKE_ARGS="-DCT_SANITIZE=ON -DCT_WITH_NCCL=OFF" launch/setup.sh --tests >/dev/null
   # Open MPI and LibTorch keep allocations until exit by design: leaks are not checked.
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
   (cd build-asan && ctest --output-on-failure -j 2 -L "unit|mpi")

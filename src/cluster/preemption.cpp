@@ -1,6 +1,10 @@
 #include "cluster/preemption.h"
 
 #include <csignal>
+#include <cstdlib>
+#include <string>
+
+#include "util/error.h"
 
 namespace ct {
 namespace {
@@ -29,5 +33,21 @@ void InstallPreemptionHandlers() {
 }
 
 bool PreemptionRequested() { return g_requested != 0; }
+
+}  // namespace ct
+
+namespace ct {
+
+int64_t TestHoldStep() {
+  const char* value = std::getenv("CT_TEST_HOLD_AT_STEP");
+  if (value == nullptr || *value == '\0') return -1;
+  char* end = nullptr;
+  const long long step = std::strtoll(value, &end, 10);
+  if (*end != '\0' || step <= 0) {
+    throw ConfigError(std::string("CT_TEST_HOLD_AT_STEP=") + value +
+                      ": expected a global step number > 0; unset it outside preemption tests");
+  }
+  return step;
+}
 
 }  // namespace ct

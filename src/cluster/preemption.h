@@ -4,9 +4,17 @@
 // which the sbatch script turns into a requeue. A second signal ends the process at once.
 #pragma once
 
+#include <cstdint>
+
 namespace ct {
 
 void InstallPreemptionHandlers();
 bool PreemptionRequested();
+
+// For tests of preemption on machines of any speed: the global step named by the environment
+// variable CT_TEST_HOLD_AT_STEP (> 0), or -1 when it is unset. The trainer waits at that step,
+// beating its watchdog, until a preemption signal arrives, so that the signal lands at a known
+// step however fast the machine trains. A bad value is a ConfigError.
+int64_t TestHoldStep();
 
 }  // namespace ct

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <thread>
 
 #include <unistd.h>
 
@@ -52,6 +53,15 @@ bool AllFinite(const at::Tensor& loss, const MpiWorld& world) {
   int finite = std::isfinite(loss.item<float>()) ? 1 : 0;
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &finite, 1, MPI_INT, MPI_MIN, world.Comm()));
   return finite == 1;
+}
+
+// CT_TEST_HOLD_AT_STEP: wait, alive to the watchdog, until this rank gets SIGUSR1 or SIGTERM.
+void WaitForSignal(HangWatchdog& watchdog, int64_t global_step, bool lead) {
+  if (lead) spdlog::info("held at global step {} (CT_TEST_HOLD_AT_STEP): waiting for SIGUSR1 or SIGTERM", global_step);
+  while (!PreemptionRequested()) {
+    watchdog.Beat("held for a test's signal");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
@@ -232,6 +242,8 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
 
   // From here every rank beats at each step, validation and checkpoint; one that stops ends the job.
   HangWatchdog watchdog(config.runtime.watchdog_s);
+  const int64_t hold_step = TestHoldStep();  // -1 outside preemption tests
+  const int64_t first_global_step = global_step;
   auto save_checkpoint = [&](int64_t epochs_done, int64_t step_in_epoch = 0, const at::Tensor& partial = {}) {
     if (!lead) return;
     watchdog.Beat("checkpoint");
@@ -267,6 +279,8 @@ void RunTraining(const Config& config, const MpiWorld& world, const std::string&
     int64_t skipped_steps = 0;
     for (int64_t step = resuming_here ? start_step : 0; step < steps; ++step, ++global_step) {
       watchdog.Beat("training step");
+      // A test holds here until its signal arrives (not again when resumed at this very step).
+      if (global_step == hold_step && global_step != first_global_step) WaitForSignal(watchdog, global_step, lead);
       // Step boundary: stop together if any rank was signalled (one int all-reduced on the host).
       int stop = PreemptionRequested() ? 1 : 0;
       if (world.Size() > 1) MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, world.Comm()));

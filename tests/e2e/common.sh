@@ -22,13 +22,30 @@ tiny_data() {
   "$BIN" make-data --out "$1/val.h5" -n 512 -l 256 --seed 12 >/dev/null
 }
 
-# expect_failure CODE PATTERN -- command...: the command exits with CODE within 30 s and
-# prints PATTERN exactly once (one message, from rank 0), on stderr or stdout, with no core dump.
+# wait_for_line FILE PATTERN PID [SECONDS]: returns once FILE has a line matching PATTERN; fails
+# if process PID ends first or SECONDS (default 300) pass. The bound only catches a hang: tests
+# wait for an event (a log line), never for a guessed time, so a slow machine passes too.
+wait_for_line() {
+  local file=$1 pattern=$2 pid=$3 limit=${4:-300}
+  local deadline=$(( SECONDS + limit ))
+  until grep -q -- "$pattern" "$file" 2>/dev/null; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      grep -q -- "$pattern" "$file" 2>/dev/null && return 0
+      cat "$file"; fail "the run ended before it printed '$pattern'"
+    fi
+    (( SECONDS < deadline )) || { cat "$file"; fail "no '$pattern' after $limit s"; }
+    sleep 0.1
+  done
+}
+
+# expect_failure CODE PATTERN -- command...: the command exits with CODE and prints PATTERN
+# exactly once (one message, from rank 0), on stderr or stdout, with no core dump. These fail
+# at start-up or within a step; 90 s (a loaded machine's start-up is a few seconds) means a hang.
 expect_failure() {
   local code=$1 pattern=$2
   shift 3
   local out="$WORK/out.txt" rc=0
-  timeout 30 "$@" >"$out" 2>&1 || rc=$?
+  timeout 90 "$@" >"$out" 2>&1 || rc=$?
   [[ $rc -ne 124 ]] || fail "timed out (a rank hung): $*"
   [[ $rc -eq $code ]] || { cat "$out"; fail "exit code $rc, expected $code: $*"; }
   local hits

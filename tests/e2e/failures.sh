@@ -6,18 +6,16 @@ tiny_data "$WORK" 4096
 T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5")
 
 # signal_rank_1 NAME SIGNAL [train flags]: start a long run, find rank 1's pid in its start-up
-# line once training runs, send it SIGNAL; the job must end non-zero within 60 s.
+# line once the first epoch is logged, send it SIGNAL; the job must end non-zero within 60 s.
 signal_rank_1() {
   local name=$1 signal=$2
   shift 2
   "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/$name" --set train.epochs=100000 "$@" \
     >"$WORK/$name.txt" 2>&1 &
-  local job=$! pid=""
-  for _ in $(seq 100); do
-    pid=$(grep -o "rank 1/2 .*pid [0-9]*" "$WORK/$name.txt" 2>/dev/null | grep -o "[0-9]*$" || true)
-    [[ -n "$pid" ]] && grep -q "^epoch " "$WORK/$name.txt" && break
-    sleep 0.2
-  done
+  local job=$! pid
+  # train.epochs=100000 cannot end before the signal, however fast the machine.
+  wait_for_line "$WORK/$name.txt" "^epoch " "$job"
+  pid=$(grep -o "rank 1/2 .*pid [0-9]*" "$WORK/$name.txt" | grep -o "[0-9]*$" || true)
   [[ -n "$pid" ]] || { cat "$WORK/$name.txt"; fail "rank 1 never reported its pid"; }
   local start rc=0
   start=$(date +%s)

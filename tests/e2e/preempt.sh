@@ -2,34 +2,43 @@
 # writes a mid-epoch checkpoint and exits 75; --resume auto then continues exactly as a run
 # that was never interrupted (losses, lrs and weights bit for bit) -- with the rows in memory
 # (data.sharding=static) and streamed in blocks (the reader restarts inside the epoch).
+# CT_TEST_HOLD_AT_STEP holds the run at a step inside epoch 3 until the signal comes, so the
+# signal lands at the same step on a fast machine and on a loaded one.
 source "$(dirname "$0")/common.sh"
 need_python
 tiny_data "$WORK" 4096
+HOLD=150  # 64 steps an epoch here (4096 rows, 2 ranks x 32): epoch 3, step 22
 case_sharding() {
   T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5"
-     --set train.epochs=30 --set output.checkpoint_every=0 --set data.sharding=$1 --set data.block_rows=256)
+     --set train.epochs=8 --set output.checkpoint_every=0 --set data.sharding=$1 --set data.block_rows=256
+     --set train.plateau.patience=1 --set train.plateau.threshold=0.1)  # an lr drop in epoch 7: resumed plateau state
 
   "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/$1-straight" >/dev/null
 
-  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/$1-pre" >"$WORK/$1-pre.txt" 2>&1 &
+  CT_TEST_HOLD_AT_STEP=$HOLD "$MPIEXEC" -n 2 -x CT_TEST_HOLD_AT_STEP "$BIN" train "${T[@]}" \
+    --set output.dir="$WORK/$1-pre" >"$WORK/$1-pre.txt" 2>&1 &
   job=$!
-  for _ in $(seq 200); do grep -q "^epoch   1/30" "$WORK/$1-pre.txt" 2>/dev/null && break; sleep 0.05; done
+  wait_for_line "$WORK/$1-pre.txt" "held at global step $HOLD" "$job"
   pids=$(grep -o "pid [0-9]*" "$WORK/$1-pre.txt" | grep -o "[0-9]*")
   [[ $(echo "$pids" | wc -w) -eq 2 ]] || { cat "$WORK/$1-pre.txt"; fail "could not find both ranks' pids"; }
   kill -USR1 $pids
   rc=0
   wait "$job" || rc=$?
-  cat "$WORK/$1-pre.txt" | grep -E "preempted|epoch " | tail -3
+  grep -E "preempted|epoch " "$WORK/$1-pre.txt" | tail -3
   [[ $rc -eq 75 ]] || { cat "$WORK/$1-pre.txt"; fail "exit code $rc after SIGUSR1, expected 75"; }
   ls "$WORK/$1-pre/checkpoints" | grep -q "step-" || fail "no mid-epoch checkpoint was written"
 
-  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/$1-pre" --resume auto | grep "resumed from"
+  # Resumed with the hold still set: a run resumed at that very step does not hold again.
+  CT_TEST_HOLD_AT_STEP=$HOLD "$MPIEXEC" -n 2 -x CT_TEST_HOLD_AT_STEP "$BIN" train "${T[@]}" \
+    --set output.dir="$WORK/$1-pre" --resume auto | grep "resumed from .*step-" \
+    || fail "the resumed run did not start from the mid-epoch checkpoint"
   "$PY" - "$WORK" "$1" <<'PYEOF'
 import json, sys, torch
 w, mode = sys.argv[1], sys.argv[2]
 rows = lambda run: [json.loads(l) for l in open(f"{w}/{mode}-{run}/metrics.jsonl")]
 a, b = rows("straight"), rows("pre")
-assert len(a) == len(b) == 30, (len(a), len(b))
+assert len(a) == len(b) == 8, (len(a), len(b))
+assert len({r["lr"] for r in a}) > 1, "no lr drop: the plateau state was not exercised"
 keys = ["epoch", "global_step", "train_loss", "train_mse", "train_kl", "val_loss", "val_mse", "val_kl", "lr"]
 for x, y in zip(a, b):
     assert all(x[k] == y[k] for k in keys), (x, y)

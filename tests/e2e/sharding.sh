@@ -41,16 +41,17 @@ expect_failure 2 "every rank needs one" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}
   --set data.block_rows=4000
 
 # Mid-run: once the first epoch is logged, truncate (or delete) the file the reader streams from.
+# train.epochs=100000: the run cannot end before the damage, however fast the machine.
 for damage in truncate delete; do
   cp "$WORK/train.h5" "$WORK/doomed.h5"
-  (
-    for _ in $(seq 400); do grep -q "^epoch " "$WORK/doomed.txt" 2>/dev/null && break; sleep 0.05; done
-    if [[ $damage == truncate ]]; then truncate -s 100000 "$WORK/doomed.h5"; else rm "$WORK/doomed.h5"; fi
-  ) &
   pattern=$([[ $damage == truncate ]] && echo "was truncated from" || echo "vanished during training")
-  timeout 30 "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/doomed.h5" --set data.sharding=blocks \
-    --set train.epochs=100000 --set output.dir="$WORK/doomed" >"$WORK/doomed.txt" 2>&1 && fail "survived: $damage"
-  wait
+  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/doomed.h5" --set data.sharding=blocks \
+    --set train.epochs=100000 --set output.dir="$WORK/doomed-$damage" >"$WORK/doomed.txt" 2>&1 &
+  job=$!
+  wait_for_line "$WORK/doomed.txt" "^epoch " "$job"
+  if [[ $damage == truncate ]]; then truncate -s 100000 "$WORK/doomed.h5"; else rm "$WORK/doomed.h5"; fi
+  timeout 60 tail --pid="$job" -f /dev/null || { kill -9 "$job"; fail "still running 60 s after the $damage"; }
+  wait "$job" && fail "survived: $damage"
   rc=$(grep -c -- "$pattern" "$WORK/doomed.txt" || true)
   [[ $rc -ge 1 ]] || { cat "$WORK/doomed.txt"; fail "no '$pattern' message"; }
   ! grep -qi "core dumped" "$WORK/doomed.txt" || fail "core dump"

@@ -81,7 +81,7 @@ CONF
 export SLURM_CONF="$DIR/slurm.conf"
 slurmctld -f "$SLURM_CONF" || { stop; skip "slurmctld would not start: $(tail -2 "$DIR/slurmctld.log" 2>/dev/null)"; }
 slurmd -f "$SLURM_CONF" || { stop; skip "slurmd would not start: $(tail -2 "$DIR/slurmd.log" 2>/dev/null)"; }
-for _ in $(seq 100); do
+for _ in $(seq 300); do  # up to 60 s: a loaded machine starts daemons slowly
   state=$(sinfo -h -N -o %t 2>/dev/null | head -1 || true)
   [[ "$state" == "idle" ]] && exit 0
   sleep 0.2
