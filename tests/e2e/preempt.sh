@@ -11,7 +11,7 @@ HOLD=150  # 64 steps an epoch here (4096 rows, 2 ranks x 32): epoch 3, step 22
 case_sharding() {
   T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5"
      --set train.epochs=8 --set output.checkpoint_every=0 --set data.sharding=$1 --set data.block_rows=256
-     --set train.plateau.patience=1 --set train.plateau.threshold=0.1)  # an lr drop in epoch 7: resumed plateau state
+     --set train.plateau.patience=1 --set train.plateau.threshold=0.15)  # an lr drop after epoch 7: resumed plateau state
 
   "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/$1-straight" >/dev/null
 
