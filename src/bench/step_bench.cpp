@@ -9,8 +9,8 @@
 #include "cluster/gather_strings.h"
 #include "cluster/placement.h"
 #include "data/shard_loader.h"
-#include "model/vae_loss.h"
-#include "model/vae_mlp.h"
+#include "model/forward.h"
+#include "model/make_model.h"
 #include "util/error.h"
 #include "util/logging.h"
 
@@ -19,7 +19,6 @@ namespace ct {
 void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOptions& options) {
   const Placement placement = PlaceThisRank(config, world);
   const c10::Device device = placement.device;
-  const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device);
   const int64_t batch = config.train.batch_size;
   // This rank's first rows of the training file, in memory, cycled as training cycles through
   // them (the data matters: random inputs drive the VAE's exp(logvar) into slower ranges).
@@ -27,17 +26,17 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
       ShardLoader::Load(config.data.train, config.data.input_key, config.data.target_key, world.Comm(), device);
   if (rows.Rows() < batch) throw ConfigError("bench step: fewer rows than train.batch_size in " + config.data.train);
   const int64_t pool = std::min<int64_t>(16, rows.Rows() / batch);
+  // The configured model and precision, as training runs them (model/forward.h).
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
-  VaeMlp model(rows.RowLength(), config.model.hidden, config.model.latent);
-  model->to(device);
-  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(config.train.lr));
-  at::Tensor eps = at::randn({pool, batch, config.model.latent}, float_options);
+  const std::unique_ptr<Model> model = MakeModel(config.model, rows.RowDims(), rows.TargetDims());
+  model->To(device);
+  torch::optim::Adam optimizer(model->Parameters(), torch::optim::AdamOptions(config.train.lr));
   std::vector<double> seconds;
   for (int i = 0; i < options.warmup + options.steps; ++i) {
     const Batch b = rows.Rows((i % pool) * batch, batch);
     const auto start = std::chrono::steady_clock::now();
     optimizer.zero_grad();
-    VaeBatchLoss(VaePerSampleLoss(model->forward(b.input, eps[i % pool]), b.target), config.model.beta).backward();
+    ForwardAndLoss(*model, b, config.model.beta, config.train.precision).total.backward();
     optimizer.step();
     if (device.is_cuda()) torch::cuda::synchronize(device.index());
     if (i >= options.warmup) {
@@ -52,9 +51,9 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   for (const std::string& s : steps) mean_step += std::stod(s) / static_cast<double>(steps.size());
   // Machine-readable for bench/run.sh; samples/s is per process.
   fmt::print("{{\"compute_only_samples_per_s\": {:.1f}, \"step_ms\": {:.3f}, \"threads\": {}, \"ranks\": {}, "
-             "\"batch\": {}, \"device\": \"{}\"}}\n",
+             "\"batch\": {}, \"device\": \"{}\", \"model\": \"{}\", \"precision\": \"{}\"}}\n",
              static_cast<double>(batch) / mean_step, 1e3 * mean_step, placement.binding.threads, world.Size(), batch,
-             device.str());
+             device.str(), NameOf(config.model.kind), NameOf(config.train.precision));
 }
 
 }  // namespace ct

@@ -1,6 +1,7 @@
 #include "cluster/mpi_world.h"
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "cluster/mpi_check.h"
@@ -18,9 +19,15 @@ void ThrowMpiError(int code, const char* call, const char* file, int line) {
 MpiWorld::MpiWorld(int* argc, char*** argv) {
   // SERIALIZED: the MPI backend's communication thread and the main thread both call MPI, never
   // at the same time (MpiCommunicator drains its thread before the main thread calls).
-  MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &thread_level_);
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  if (provided < MPI_THREAD_SERIALIZED) {
+    throw CommError("this MPI library provides thread level " + std::to_string(provided) +
+                    ", below MPI_THREAD_SERIALIZED, which the MPI backend's communication thread needs; use an MPI "
+                    "built with thread support (Open MPI and MPICH are by default)");
+  }
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
 
   char name[MPI_MAX_PROCESSOR_NAME] = {0};
@@ -45,6 +52,20 @@ MpiWorld::~MpiWorld() {
   if (agree_comm_ != MPI_COMM_NULL) MPI_Comm_free(&agree_comm_);
   MPI_Finalize();
 }
+
+bool MpiWorld::AnyRank(bool value) const {
+  if (size_ == 1) return value;
+  int any = value ? 1 : 0;
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  return any != 0;
+}
+
+double MpiWorld::MaxOverRanks(double value) const {
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  return value;
+}
+
+void MpiWorld::Barrier() const { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
 
 void MpiWorld::Abort(int exit_code) const {
   MPI_Abort(MPI_COMM_WORLD, exit_code);

@@ -22,8 +22,11 @@ class MpiWorld {
   MPI_Comm Comm() const { return MPI_COMM_WORLD; }
   MPI_Comm LocalComm() const { return local_comm_; }  // the ranks on this node
   MPI_Comm AgreementComm() const { return agree_comm_; }  // a copy of the world for cluster/agree.h
-  // MPI's thread level: MPI_THREAD_SERIALIZED or better lets a communication thread call MPI.
-  int ThreadLevel() const { return thread_level_; }
+
+  // Host values over all ranks (collective; the same answer on every rank).
+  bool AnyRank(bool value) const;  // true if `value` is true on some rank
+  double MaxOverRanks(double value) const;
+  void Barrier() const;
 
   // Ends every rank of the job now (the fatal path). Never returns.
   [[noreturn]] void Abort(int exit_code) const;
@@ -33,7 +36,6 @@ class MpiWorld {
   int size_ = 1;
   int local_rank_ = 0;
   int local_size_ = 1;
-  int thread_level_ = MPI_THREAD_SINGLE;
   std::string host_;
   MPI_Comm local_comm_ = MPI_COMM_NULL;
   MPI_Comm agree_comm_ = MPI_COMM_NULL;

@@ -8,14 +8,14 @@
 namespace ct {
 namespace {
 
-c10::Device ChooseDevice(const std::string& requested, const MpiWorld& world) {
+c10::Device ChooseDevice(DeviceChoice requested, const MpiWorld& world) {
   const bool cuda = torch::cuda::is_available() && torch::cuda::device_count() > 0;
-  if (requested == "cuda" && !cuda) {
+  if (requested == DeviceChoice::kCuda && !cuda) {
     throw ConfigError("train.device=cuda, but " + std::string(torch::cuda::is_available() ? "no GPU is visible"
                       : "this LibTorch has no CUDA") + " (" + ProcessIdentity() +
                       "); use train.device=cpu or build against a CUDA LibTorch");
   }
-  if (requested == "cpu" || !cuda) return c10::Device(c10::kCPU);
+  if (requested == DeviceChoice::kCpu || !cuda) return c10::Device(c10::kCPU);
   const auto count = static_cast<int>(torch::cuda::device_count());
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(world.LocalRank() % count));
 }

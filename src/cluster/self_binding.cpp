@@ -93,12 +93,12 @@ RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, in
   if (!removed.empty()) {
     binding.warnings.push_back("removed " + removed + " from the environment (they pin every OpenMP thread when "
                                "the library loads, against this binding); runtime.bind=none keeps them");
-  } else if (runtime.bind == "auto" && !OpenMpAffinitySettings().empty()) {
+  } else if (runtime.bind == Binding::kAuto && !OpenMpAffinitySettings().empty()) {
     binding.warnings.push_back("OpenMP affinity variables are set and could not be removed; unset them before "
                                "launching");
   }
 
-  if (runtime.bind == "auto") {
+  if (runtime.bind == Binding::kAuto) {
     binding.bound = hwloc_set_cpubind(topology.get(), planned.get(), HWLOC_CPUBIND_PROCESS) == 0;
     if (!binding.bound) {
       binding.warnings.push_back("hwloc could not bind to cpus " + binding.cpus + " (" + std::strerror(errno) +

@@ -37,18 +37,19 @@ std::string BuiltBackends() {
 #endif
 }
 
-std::string ChooseBackend(const RuntimeConfig& runtime, const c10::Device& device) {
-  const std::string chosen = runtime.backend == "auto" ? (device.is_cuda() ? "nccl" : "mpi") : runtime.backend;
-  if (chosen == "mpi" && device.is_cuda()) {
+BackendChoice ChooseBackend(const RuntimeConfig& runtime, const c10::Device& device) {
+  BackendChoice chosen = runtime.backend;
+  if (chosen == BackendChoice::kAuto) chosen = device.is_cuda() ? BackendChoice::kNccl : BackendChoice::kMpi;
+  if (chosen == BackendChoice::kMpi && device.is_cuda()) {
     throw ConfigError("runtime.backend=mpi cannot reduce CUDA tensors in this version; use "
                       "runtime.backend=auto (nccl) or train.device=cpu");
   }
 #ifdef CT_HAVE_NCCL
-  if (chosen == "nccl" && !device.is_cuda()) {
+  if (chosen == BackendChoice::kNccl && !device.is_cuda()) {
     throw ConfigError("runtime.backend=nccl needs train.device=cuda; CPU tensors use runtime.backend=mpi");
   }
 #else
-  if (chosen == "nccl") {
+  if (chosen == BackendChoice::kNccl) {
     throw ConfigError("runtime.backend=nccl is not built into this binary (built: " + BuiltBackends() +
                       "); rebuild with NCCL and CUDA available (CMake -DCT_WITH_NCCL=ON) or use runtime.backend=mpi");
   }
@@ -58,10 +59,12 @@ std::string ChooseBackend(const RuntimeConfig& runtime, const c10::Device& devic
 
 std::unique_ptr<Communicator> MakeCommunicator(const RuntimeConfig& runtime, const MpiWorld& world,
                                                const c10::Device& device) {
-  const std::string chosen = ChooseBackend(runtime, device);
-  if (world.Rank() == 0) spdlog::info("communication backend: {} (requested {})", chosen, runtime.backend);
+  const BackendChoice chosen = ChooseBackend(runtime, device);
+  if (world.Rank() == 0) {
+    spdlog::info("communication backend: {} (requested {})", NameOf(chosen), NameOf(runtime.backend));
+  }
 #ifdef CT_HAVE_NCCL
-  if (chosen == "nccl") return std::make_unique<NcclCommunicator>(world.Comm(), device.index(), runtime.comm_timeout_s);
+  if (chosen == BackendChoice::kNccl) return std::make_unique<NcclCommunicator>(world.Comm(), device.index(), runtime.comm_timeout_s);
 #endif
   return std::make_unique<MpiCommunicator>(world.Comm());
 }

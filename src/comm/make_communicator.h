@@ -10,10 +10,10 @@
 
 namespace ct {
 
-// What runtime.backend ("auto": nccl for CUDA devices, mpi for CPU; "mpi"; "nccl") means on
-// `device`: "mpi" or "nccl". Throws ConfigError for a combination that cannot work. No
+// What runtime.backend (auto: nccl for CUDA devices, mpi for CPU; mpi; nccl) means on
+// `device`: kMpi or kNccl. Throws ConfigError for a combination that cannot work. No
 // communication, so every rank can check it before any collective.
-std::string ChooseBackend(const RuntimeConfig& runtime, const c10::Device& device);
+BackendChoice ChooseBackend(const RuntimeConfig& runtime, const c10::Device& device);
 
 // Collective. Builds the backend ChooseBackend names and logs the choice.
 std::unique_ptr<Communicator> MakeCommunicator(const RuntimeConfig& runtime, const MpiWorld& world,

@@ -39,20 +39,20 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DataConfig& data, int64_t b
   const int64_t slice_rows = (schema.Rows() + world.Size() - 1) / world.Size();
   const int64_t static_bytes = slice_rows * schema.RowBytes();
   const int64_t budget = MemoryBudgetBytes(data, world.LocalSize());
-  std::string mode = data.sharding;
-  if (mode == "auto") {
-    mode = static_bytes <= budget ? "static" : "blocks";
+  Sharding mode = data.sharding;
+  if (mode == Sharding::kAuto) {
+    mode = static_bytes <= budget ? Sharding::kStatic : Sharding::kBlocks;
     if (world.Rank() == 0) {
       spdlog::info("data.sharding=auto: a rank's {} training rows need {}, data.memory_budget is {}: {}", slice_rows,
-                   Gib(static_cast<double>(static_bytes)), Gib(static_cast<double>(budget)), mode);
+                   Gib(static_cast<double>(static_bytes)), Gib(static_cast<double>(budget)), NameOf(mode));
     }
-  } else if (mode == "static" && static_bytes > budget) {
+  } else if (mode == Sharding::kStatic && static_bytes > budget) {
     throw ConfigError("data.sharding=static keeps a rank's " + std::to_string(slice_rows) + " rows of '" + data.train +
                       "' in memory: " + Gib(static_cast<double>(static_bytes)) + ", over data.memory_budget (" +
                       Gib(static_cast<double>(budget)) + "); set data.sharding=blocks to stream them, run more "
                       "ranks, or raise data.memory_budget");
   }
-  if (mode == "static") {
+  if (mode == Sharding::kStatic) {
     ShardLoader rows = ShardLoader::Load(data.train, data.input_key, data.target_key, world.Comm(), device);
     return std::make_unique<StaticBatches>(std::move(rows), batch, seed, world.Size(), world.Rank());
   }

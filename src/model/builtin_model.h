@@ -15,10 +15,9 @@ namespace ct {
 template <class Holder>
 class BuiltinModel : public Model {
  public:
-  BuiltinModel(std::string kind, std::string fingerprint, Holder module, int64_t latent)
-      : kind_(std::move(kind)), fingerprint_(std::move(fingerprint)), module_(std::move(module)), latent_(latent) {}
+  BuiltinModel(std::string fingerprint, Holder module, int64_t latent)
+      : fingerprint_(std::move(fingerprint)), module_(std::move(module)), latent_(latent) {}
 
-  std::string Kind() const override { return kind_; }
   std::string Describe() const override { return fingerprint_; }
   std::string Fingerprint() const override { return fingerprint_; }
 
@@ -38,7 +37,6 @@ class BuiltinModel : public Model {
   }
 
  private:
-  std::string kind_;
   std::string fingerprint_;
   Holder module_;
   int64_t latent_;

@@ -19,24 +19,24 @@ std::string Join(const std::vector<int64_t>& values) {
 
 std::unique_ptr<Model> MakeModel(const ModelConfig& c, const std::vector<int64_t>& input_dims,
                                  const std::vector<int64_t>& target_dims) {
-  if (c.kind == "torchscript") return std::make_unique<TorchScriptModel>(c.path, input_dims, target_dims);
+  if (c.kind == ModelKind::kTorchScript) return std::make_unique<TorchScriptModel>(c.path, input_dims, target_dims);
   const std::string rows = "[" + Join(input_dims) + "]";
   if (input_dims != target_dims) {
-    throw ConfigError("model.kind=" + c.kind + " reconstructs its input, but input rows are " + rows +
+    throw ConfigError("model.kind=" + std::string(NameOf(c.kind)) + " reconstructs its input, but input rows are " + rows +
                       " and target rows [" + Join(target_dims) + "]; use rows of one shape, or a TorchScript model "
                       "(model.kind=torchscript)");
   }
-  if (c.kind == "vae_mlp") {
+  if (c.kind == ModelKind::kVaeMlp) {
     if (input_dims.size() != 1) {
       throw ConfigError("model.kind=vae_mlp takes rows [L], but the rows are " + rows +
                         "; use model.kind=vae_conv1d for rows [C, L]");
     }
     return std::make_unique<BuiltinModel<VaeMlp>>(
-        "vae_mlp", "vae_mlp length=" + std::to_string(input_dims[0]) + " hidden=" + Join(c.hidden) +
+        "vae_mlp length=" + std::to_string(input_dims[0]) + " hidden=" + Join(c.hidden) +
                        " latent=" + std::to_string(c.latent),
         VaeMlp(input_dims[0], c.hidden, c.latent), c.latent);
   }
-  if (c.kind == "vae_conv1d") {
+  if (c.kind == ModelKind::kVaeConv1d) {
     if (input_dims.empty() || input_dims.size() > 2) {
       throw ConfigError("model.kind=vae_conv1d takes rows [L] or [C, L], but the rows are " + rows);
     }
@@ -44,18 +44,12 @@ std::unique_ptr<Model> MakeModel(const ModelConfig& c, const std::vector<int64_t
     // Padding k/2 keeps every length >= 1, however many layers.
     const std::vector<int64_t> lengths = Conv1dLengths(input_dims.back(), shape);
     return std::make_unique<BuiltinModel<VaeConv1d>>(
-        "vae_conv1d", "vae_conv1d rows=" + rows + " channels=" + Join(c.channels) + " kernel=" +
+        "vae_conv1d rows=" + rows + " channels=" + Join(c.channels) + " kernel=" +
                           std::to_string(c.kernel_size) + " stride=" + std::to_string(c.stride) + " latent=" +
                           std::to_string(c.latent) + " (lengths " + Join(lengths) + ")",
         VaeConv1d(shape), c.latent);
   }
-  throw ConfigError("model.kind='" + c.kind + "' is not a model clustertrain knows");
-}
-
-int64_t Model::NumElements() {
-  int64_t n = 0;
-  for (const at::Tensor& p : Parameters()) n += p.numel();
-  return n;
+  throw ConfigError("model.kind='" + std::string(NameOf(c.kind)) + "' is not a model clustertrain knows");
 }
 
 }  // namespace ct

@@ -27,8 +27,7 @@ class Model {
  public:
   virtual ~Model() = default;
 
-  // "vae_mlp", "vae_conv1d" or "torchscript"; and a line for the start-up log.
-  virtual std::string Kind() const = 0;
+  // A line for the start-up log.
   virtual std::string Describe() const = 0;
   // The architecture in one line: a checkpoint resumes only into a model with the same one.
   virtual std::string Fingerprint() const = 0;
@@ -46,8 +45,6 @@ class Model {
 
   // Files beside model.pt that Python can load directly (TorchScript: the trained module).
   virtual void SaveArtifacts(const std::string& run_dir) const { (void)run_dir; }
-
-  int64_t NumElements();
 };
 
 }  // namespace ct

@@ -27,7 +27,6 @@ class TorchScriptModel : public Model {
   TorchScriptModel(const std::string& path, const std::vector<int64_t>& input_dims,
                    const std::vector<int64_t>& target_dims);
 
-  std::string Kind() const override { return "torchscript"; }
   std::string Describe() const override;
   std::string Fingerprint() const override { return fingerprint_; }
   VaeOutput Forward(const at::Tensor& x) override;

@@ -45,6 +45,27 @@ c10::IValue Get(torch::serialize::InputArchive& archive, const char* key, const 
   return value;
 }
 
+// The lr schedule's state under the keys that checkpoints have always used.
+void PutLrSchedule(torch::serialize::OutputArchive& archive, const LrSchedule::State& lr) {
+  Put(archive, "lr", lr.lr);
+  Put(archive, "plateau_lr", lr.plateau.lr);
+  Put(archive, "plateau_best", lr.plateau.best);
+  Put(archive, "plateau_bad_epochs", lr.plateau.bad_epochs);
+  Put(archive, "plateau_cooldown", lr.plateau.cooldown_counter);
+  Put(archive, "global_batch", lr.global_batch);
+}
+
+LrSchedule::State GetLrSchedule(torch::serialize::InputArchive& archive, const std::string& path) {
+  LrSchedule::State lr;
+  lr.lr = Get(archive, "lr", path).toDouble();
+  lr.plateau.lr = Get(archive, "plateau_lr", path).toDouble();
+  lr.plateau.best = Get(archive, "plateau_best", path).toDouble();
+  lr.plateau.bad_epochs = Get(archive, "plateau_bad_epochs", path).toInt();
+  lr.plateau.cooldown_counter = Get(archive, "plateau_cooldown", path).toInt();
+  lr.global_batch = Get(archive, "global_batch", path).toInt();
+  return lr;
+}
+
 // One level of a state's dotted names: "weight" is a leaf here; "encoder.0.weight" belongs to
 // child "encoder" as "0.weight". Children keep their order of first appearance.
 struct Level {
@@ -144,15 +165,11 @@ void SaveCheckpoint(const std::string& path, Model& model, const torch::optim::O
   Put(archive, "global_step", s.global_step);
   Put(archive, "step_in_epoch", s.step_in_epoch);
   archive.write("partial_losses", s.partial_losses.defined() ? s.partial_losses.cpu() : at::zeros({0}));
-  Put(archive, "lr", s.lr);
-  Put(archive, "plateau_lr", s.plateau_lr);
-  Put(archive, "plateau_best", s.plateau_best);
-  Put(archive, "plateau_bad_epochs", s.plateau_bad_epochs);
-  Put(archive, "plateau_cooldown", s.plateau_cooldown);
-  Put(archive, "early_best", s.early_best);
-  Put(archive, "early_bad_epochs", s.early_bad_epochs);
   Put(archive, "world_size", s.world_size);
-  Put(archive, "global_batch", s.global_batch);
+  PutLrSchedule(archive, s.lr);
+  Put(archive, "early_best", s.early_stop.best);
+  Put(archive, "early_bad_epochs", s.early_stop.bad_epochs);
+  Put(archive, "metrics_records", s.metrics.records);
   Put(archive, "model_fingerprint", s.model_fingerprint);
   Put(archive, "config_yaml", s.config_yaml);
   std::ostringstream bytes;
@@ -176,15 +193,13 @@ TrainingState ReadState(torch::serialize::InputArchive& archive, const std::stri
   s.global_step = Get(archive, "global_step", path).toInt();
   s.step_in_epoch = Get(archive, "step_in_epoch", path).toInt();
   archive.read("partial_losses", s.partial_losses);
-  s.lr = Get(archive, "lr", path).toDouble();
-  s.plateau_lr = Get(archive, "plateau_lr", path).toDouble();
-  s.plateau_best = Get(archive, "plateau_best", path).toDouble();
-  s.plateau_bad_epochs = Get(archive, "plateau_bad_epochs", path).toInt();
-  s.plateau_cooldown = Get(archive, "plateau_cooldown", path).toInt();
-  s.early_best = Get(archive, "early_best", path).toDouble();
-  s.early_bad_epochs = Get(archive, "early_bad_epochs", path).toInt();
   s.world_size = Get(archive, "world_size", path).toInt();
-  s.global_batch = Get(archive, "global_batch", path).toInt();
+  s.lr = GetLrSchedule(archive, path);
+  s.early_stop.best = Get(archive, "early_best", path).toDouble();
+  s.early_stop.bad_epochs = Get(archive, "early_bad_epochs", path).toInt();
+  // Checkpoints written before the metrics writer kept its own count had one record an epoch.
+  c10::IValue records;
+  s.metrics.records = archive.try_read("metrics_records", records) ? records.toInt() : s.epoch;
   s.config_yaml = Get(archive, "config_yaml", path).toStringRef();
   torch::serialize::InputArchive model_archive;
   archive.read("model", model_archive);

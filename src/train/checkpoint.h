@@ -1,13 +1,16 @@
-// Checkpoints at epoch boundaries: everything a resumed run needs to continue exactly as if
-// it had never stopped (on CPU with the same world size, bit for bit):
-//   model and Adam state; epoch and optimizer step; the lr and the plateau and early-stop
-//   state; world size and global batch (a resume on another world size re-derives the lr
-//   policy and says so); the resolved config and a fingerprint of the model's shape.
-// Data order and sampling noise are functions of (seed, epoch, rank), so no RNG state or
-// data position needs saving beyond the epoch number.
+// Checkpoints, at epoch boundaries and (after a preemption signal) inside an epoch: everything
+// a resumed run needs to continue exactly as if it had never stopped (on CPU with the same
+// world size, bit for bit):
+//   model and Adam state; epoch, step in the epoch and optimizer step, with every rank's
+//   per-step losses of a partial epoch; the state of each component that has one (the lr
+//   schedule with its plateau scheduler, early stopping, the metrics writer), each snapshot
+//   by the component itself; world size (a resume on another world size re-derives the lr
+//   for the new global batch and says so); the resolved config and a fingerprint of the model.
+// Data order and sampling noise are functions of (seed, epoch, step, rank), so no RNG state
+// or data position needs saving beyond the epoch and step.
 //
-// Written by rank 0 as checkpoints/epoch-NNNNNN.pt via a temporary file, fsync and rename, so
-// a file with that name is always complete; the newest output.keep are kept.
+// Written by rank 0 via a temporary file, fsync and rename, so a file under its name is always
+// complete; the newest output.keep are kept.
 #pragma once
 
 #include <torch/optim/optimizer.h>
@@ -15,21 +18,24 @@
 #include <string>
 
 #include "model/model.h"
+#include "train/lr_schedule.h"
+#include "train/metrics_writer.h"
+#include "train/plateau.h"
 
 namespace ct {
 
 struct TrainingState {
+  // Where training stands.
   int64_t epoch = 0;          // epochs completed
   int64_t step_in_epoch = 0;  // > 0: preempted after this many steps of epoch `epoch` + 1
   at::Tensor partial_losses;  // [world size, steps, 3]: every rank's per-step losses of that partial epoch
   int64_t global_step = 0;
-  double lr = 0;
-  double plateau_lr = 0, plateau_best = 0;
-  int64_t plateau_bad_epochs = 0, plateau_cooldown = 0;
-  double early_best = 0;
-  int64_t early_bad_epochs = 0;
   int64_t world_size = 0;
-  int64_t global_batch = 0;
+  // The components' own snapshots.
+  LrSchedule::State lr;
+  EarlyStopping::State early_stop;
+  MetricsWriter::State metrics;
+  // What it belongs to.
   std::string model_fingerprint;
   std::string config_yaml;
 };

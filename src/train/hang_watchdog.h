@@ -2,7 +2,8 @@
 //
 // A rank whose peer hangs without dying (a SIGSTOP, a deadlock, a stuck file system) waits in
 // a collective forever: MPI cannot tell a slow peer from a dead one. The trainer calls Beat()
-// at every step boundary, validation batch and checkpoint; a thread checks once a second and,
+// at every step boundary, before each epoch's validation and at each checkpoint (so one
+// validation pass must fit in runtime.watchdog_s); a thread checks once a second and,
 // when no beat came for runtime.watchdog_s, logs what the rank was doing and exits with
 // kExitComm. mpirun (and srun --kill-on-bad-exit) then end every other rank.
 #pragma once

@@ -3,8 +3,6 @@
 #include <cmath>
 #include <sstream>
 
-#include "util/error.h"
-
 namespace ct {
 
 double LrPolicy::WarmupLr(int64_t global_step) const {
@@ -12,12 +10,15 @@ double LrPolicy::WarmupLr(int64_t global_step) const {
   return base_lr + (scaled_lr - base_lr) * static_cast<double>(global_step) / static_cast<double>(warmup_steps);
 }
 
-std::string LrPolicy::Derivation(int64_t batch_per_rank, int world_size, int64_t accumulation, int64_t base_batch,
-                                 const std::string& scaling, double warmup_epochs) const {
+double LrPolicy::ScaledFor(int64_t other_global_batch) const {
+  return ScaledLr(base_lr, base_batch, other_global_batch, scaling);
+}
+
+std::string LrPolicy::Derivation() const {
   std::ostringstream out;
   out << "global batch " << global_batch << " = " << batch_per_rank << " x " << world_size
       << (world_size == 1 ? " rank" : " ranks") << " x " << accumulation << "; lr " << base_lr << " -> "
-      << scaled_lr << " by the " << scaling << " rule (base batch " << base_batch << ")";
+      << scaled_lr << " by the " << NameOf(scaling) << " rule (base batch " << base_batch << ")";
   if (warmup_steps > 0) {
     out << "; warmup " << warmup_epochs << " epochs (" << warmup_steps << " steps) from " << base_lr;
   } else {
@@ -26,19 +27,29 @@ std::string LrPolicy::Derivation(int64_t batch_per_rank, int world_size, int64_t
   return out.str();
 }
 
-double ScaledLr(double base_lr, int64_t base_batch, int64_t global_batch, const std::string& scaling) {
+double ScaledLr(double base_lr, int64_t base_batch, int64_t global_batch, LrScaling scaling) {
   const double ratio = static_cast<double>(global_batch) / static_cast<double>(base_batch);
-  if (scaling == "linear") return base_lr * ratio;
-  if (scaling == "sqrt") return base_lr * std::sqrt(ratio);
-  if (scaling == "none") return base_lr;
-  throw ConfigError("train.lr_scaling: unknown rule '" + scaling + "' (linear | sqrt | none)");
+  switch (scaling) {
+    case LrScaling::kLinear:
+      return base_lr * ratio;
+    case LrScaling::kSqrt:
+      return base_lr * std::sqrt(ratio);
+    case LrScaling::kNone:
+      break;
+  }
+  return base_lr;
 }
 
 LrPolicy MakeLrPolicy(double base_lr, int64_t base_batch, int64_t batch_per_rank, int world_size,
-                      int64_t accumulation, const std::string& scaling, double warmup_epochs,
-                      int64_t steps_per_epoch) {
+                      int64_t accumulation, LrScaling scaling, double warmup_epochs, int64_t steps_per_epoch) {
   LrPolicy policy;
   policy.base_lr = base_lr;
+  policy.base_batch = base_batch;
+  policy.scaling = scaling;
+  policy.batch_per_rank = batch_per_rank;
+  policy.world_size = world_size;
+  policy.accumulation = accumulation;
+  policy.warmup_epochs = warmup_epochs;
   policy.global_batch = batch_per_rank * world_size * accumulation;
   policy.scaled_lr = ScaledLr(base_lr, base_batch, policy.global_batch, scaling);
   policy.warmup_steps = static_cast<int64_t>(std::llround(warmup_epochs * static_cast<double>(steps_per_epoch)));

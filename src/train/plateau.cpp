@@ -7,13 +7,13 @@ namespace ct {
 
 namespace {
 double WorstValue(const PlateauConfig& config) {
-  return config.mode == "min" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  return config.mode == PlateauMode::kMin ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
 }
 }  // namespace
 
 bool IsImprovement(const PlateauConfig& config, double metric, double best) {
-  const bool rel = config.threshold_mode == "rel";
-  if (config.mode == "min") {
+  const bool rel = config.threshold_mode == ThresholdMode::kRel;
+  if (config.mode == PlateauMode::kMin) {
     return rel ? metric < best * (1.0 - config.threshold) : metric < best - config.threshold;
   }
   return rel ? metric > best * (config.threshold + 1.0) : metric > best + config.threshold;

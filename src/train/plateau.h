@@ -29,15 +29,20 @@ class PlateauScheduler {
   bool Step(double metric);
 
   double Lr() const { return lr_; }
-  double Best() const { return best_; }
-  int64_t BadEpochs() const { return bad_epochs_; }
-  int64_t CooldownCounter() const { return cooldown_counter_; }
-  // For checkpoints: puts back what the getters returned.
-  void Restore(double lr, double best, int64_t bad_epochs, int64_t cooldown_counter) {
-    lr_ = lr;
-    best_ = best;
-    bad_epochs_ = bad_epochs;
-    cooldown_counter_ = cooldown_counter;
+
+  // Checkpointed: everything Step() changes.
+  struct State {
+    double lr = 0;
+    double best = 0;
+    int64_t bad_epochs = 0;
+    int64_t cooldown_counter = 0;
+  };
+  State Snapshot() const { return {lr_, best_, bad_epochs_, cooldown_counter_}; }
+  void Restore(const State& state) {
+    lr_ = state.lr;
+    best_ = state.best;
+    bad_epochs_ = state.bad_epochs;
+    cooldown_counter_ = state.cooldown_counter;
   }
 
  private:
@@ -54,11 +59,16 @@ class EarlyStopping {
  public:
   EarlyStopping(const PlateauConfig& config, int64_t patience);
   bool ShouldStop(double metric);
-  int64_t EpochsWithoutImprovement() const { return bad_epochs_; }
-  double Best() const { return best_; }
-  void Restore(double best, int64_t bad_epochs) {
-    best_ = best;
-    bad_epochs_ = bad_epochs;
+
+  // Checkpointed: the best metric and the epochs since it.
+  struct State {
+    double best = 0;
+    int64_t bad_epochs = 0;
+  };
+  State Snapshot() const { return {best_, bad_epochs_}; }
+  void Restore(const State& state) {
+    best_ = state.best;
+    bad_epochs_ = state.bad_epochs;
   }
 
  private:

@@ -14,7 +14,7 @@
 #include "data/h5_file.h"
 #include "data/sharding.h"
 #include "model/make_model.h"
-#include "model/precision.h"
+#include "model/forward.h"
 #include "train/checkpoint.h"
 #include "util/atomic_file.h"
 #include "util/config.h"
@@ -36,6 +36,79 @@ ParallelH5File::Fill CopyRows(const at::Tensor& values, int64_t begin) {
   };
 }
 
+// The input file (open on every rank), its rows' shape, and the checkpoint's model.
+struct PredictInput {
+  std::optional<ParallelH5File> file;
+  RowShape rows;
+  std::unique_ptr<Model> model;
+};
+
+// Collective, agreed: opens the input and rebuilds the model from the checkpoint's weights.
+PredictInput OpenInputAndModel(const PredictOptions& o, const Config& config, const MpiWorld& world) {
+  PredictInput in;
+  const std::string& key = config.data.input_key;
+  RunAgreed(world, [&] {
+    in.file.emplace(o.data, ParallelH5File::Mode::kRead, world.Comm());
+    in.rows = in.file->FloatRows(key);
+    if (in.rows.Rows() == 0) throw DataError("'" + o.data + "': dataset '" + key + "' has no rows");
+    const std::vector<int64_t> input_dims(in.rows.dims.begin() + 1, in.rows.dims.end());
+    // The target's shape, when the file has one, for models whose output differs from the input.
+    std::vector<int64_t> target_dims = input_dims;
+    if (in.file->HasDataset(config.data.target_key)) {
+      const RowShape target = in.file->FloatRows(config.data.target_key);
+      target_dims.assign(target.dims.begin() + 1, target.dims.end());
+    }
+    in.model = MakeModel(config.model, input_dims, target_dims);
+    LoadCheckpointModel(o.checkpoint, *in.model, c10::Device(c10::kCPU),
+                        "give predict rows shaped like the training rows (here '" + o.data + "' '" + key + "' " +
+                            in.rows.Str() + ") and leave the model.* settings as they were");
+  });
+  return in;
+}
+
+// Collective: every rank writes its slice of recon (and mu) into `path`, piece by piece, the
+// same number of collective writes on every rank (some with no rows). Returns the datasets'
+// shapes for the log: "recon [N, L], mu [N, 16]".
+std::string WritePredictions(const std::string& path, PredictInput& in, const PredictOptions& o, const Config& config,
+                      const MpiWorld& world, const c10::Device& device) {
+  const std::vector<int64_t> row_dims(in.rows.dims.begin() + 1, in.rows.dims.end());
+  auto forward = [&](const at::Tensor& x) {  // x: [B, ...] on the host -> float32 on the host
+    VaeOutput out = ForwardPass(*in.model, x.to(device), config.train.precision);
+    out.recon = out.recon.to(at::kFloat).cpu().contiguous();
+    if (out.mu.defined()) out.mu = out.mu.to(at::kFloat).cpu().contiguous();
+    return out;
+  };
+  // One zero row tells every rank alike which datasets to create and their shapes.
+  const VaeOutput probe = forward(at::zeros(WithRows(1, row_dims)));
+  const std::vector<int64_t> recon_dims(probe.recon.sizes().begin() + 1, probe.recon.sizes().end());
+  ParallelH5File out(path, ParallelH5File::Mode::kCreate, world.Comm());
+  out.CreateFloatRows("recon", WithRows(in.rows.Rows(), recon_dims));
+  if (probe.mu.defined()) out.CreateFloatRows("mu", {in.rows.Rows(), probe.mu.size(1)});
+  out.WriteAttribute("generator", "clustertrain predict");
+  out.WriteAttribute("checkpoint", o.checkpoint);
+  out.WriteAttribute("model", in.model->Fingerprint());
+  out.WriteAttribute("data", o.data);
+
+  const RowRange slice = RankSlice(in.rows.Rows(), world.Size(), world.Rank());
+  int64_t pieces = (slice.Size() + o.batch - 1) / o.batch;
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX, world.Comm()));
+  for (int64_t p = 0; p < pieces; ++p) {
+    const int64_t begin = std::min(slice.begin + p * o.batch, slice.end);
+    const int64_t rows = std::min(o.batch, slice.end - begin);
+    at::Tensor x = at::empty(WithRows(rows, row_dims));
+    in.file->ReadRows(config.data.input_key, begin, rows, x.data_ptr<float>());
+    const VaeOutput y = rows > 0 ? forward(x) : VaeOutput{};
+    out.WriteRows("recon", begin, rows, CopyRows(y.recon, begin));
+    if (probe.mu.defined()) out.WriteRows("mu", begin, rows, CopyRows(y.mu, begin));
+    if (world.Rank() == 0 && pieces > 1 && (p + 1) % std::max<int64_t>(1, pieces / 10) == 0) {
+      spdlog::info("predict: {:.0f}%", 100.0 * static_cast<double>(p + 1) / static_cast<double>(pieces));
+    }
+  }
+  std::string shapes = "recon " + RowShape{WithRows(in.rows.Rows(), recon_dims)}.Str();
+  if (probe.mu.defined()) shapes += ", mu [" + std::to_string(in.rows.Rows()) + ", " + std::to_string(probe.mu.size(1)) + "]";
+  return shapes;
+}
+
 }  // namespace
 
 void RunPredict(const PredictOptions& o, const MpiWorld& world) {
@@ -47,80 +120,21 @@ void RunPredict(const PredictOptions& o, const MpiWorld& world) {
                             o.overrides);
   });
   const c10::Device device = PlaceThisRank(config, world).device;
-  const std::string& key = config.data.input_key;
-
-  std::optional<ParallelH5File> opened;
-  RowShape input;
-  std::vector<int64_t> target_dims;
-  std::unique_ptr<Model> model;
-  RunAgreed(world, [&] {
-    opened.emplace(o.data, ParallelH5File::Mode::kRead, world.Comm());
-    const ParallelH5File& in = *opened;
-    input = in.FloatRows(key);
-    if (input.Rows() == 0) throw DataError("'" + o.data + "': dataset '" + key + "' has no rows");
-    const std::vector<int64_t> input_dims(input.dims.begin() + 1, input.dims.end());
-    target_dims = input_dims;  // the target's shape, when the file has one, for models that differ
-    if (in.HasDataset(config.data.target_key)) {
-      const RowShape target = in.FloatRows(config.data.target_key);
-      target_dims.assign(target.dims.begin() + 1, target.dims.end());
-    }
-    model = MakeModel(config.model, input_dims, target_dims);
-    LoadCheckpointModel(o.checkpoint, *model, c10::Device(c10::kCPU),
-                        "give predict rows shaped like the training rows (here '" + o.data + "' '" + key + "' " +
-                            input.Str() + ") and leave the model.* settings as they were");
-  });
-  const ParallelH5File& in = *opened;
-  model->To(device);
-  model->SetTraining(false);
+  PredictInput in = OpenInputAndModel(o, config, world);
+  in.model->To(device);
+  in.model->SetTraining(false);
   c10::NoGradGuard no_grad;
-  const bool bf16 = config.train.precision == "bf16";
-  auto forward = [&](const at::Tensor& x) {
-    const AutocastScope autocast(bf16, device.type());
-    VaeOutput out = model->Forward(x.to(device));
-    out.recon = out.recon.to(at::kFloat).cpu().contiguous();
-    if (out.mu.defined()) out.mu = out.mu.to(at::kFloat).cpu().contiguous();
-    return out;
-  };
-  // One zero row tells every rank alike which datasets to create and their shapes.
-  const VaeOutput probe = forward(at::zeros(WithRows(1, std::vector<int64_t>(input.dims.begin() + 1, input.dims.end()))));
-  const std::vector<int64_t> recon_dims(probe.recon.sizes().begin() + 1, probe.recon.sizes().end());
 
   const std::string tmp = TemporaryPathFor(o.out);
-  {
-    ParallelH5File out(tmp, ParallelH5File::Mode::kCreate, world.Comm());
-    out.CreateFloatRows("recon", WithRows(input.Rows(), recon_dims));
-    if (probe.mu.defined()) out.CreateFloatRows("mu", {input.Rows(), probe.mu.size(1)});
-    out.WriteAttribute("generator", "clustertrain predict");
-    out.WriteAttribute("checkpoint", o.checkpoint);
-    out.WriteAttribute("model", model->Fingerprint());
-    out.WriteAttribute("data", o.data);
-
-    const RowRange slice = RankSlice(input.Rows(), world.Size(), world.Rank());
-    int64_t pieces = (slice.Size() + o.batch - 1) / o.batch;
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX, world.Comm()));
-    for (int64_t p = 0; p < pieces; ++p) {  // the same collectives on every rank, some with no rows
-      const int64_t begin = std::min(slice.begin + p * o.batch, slice.end);
-      const int64_t rows = std::min(o.batch, slice.end - begin);
-      at::Tensor x = at::empty(WithRows(rows, std::vector<int64_t>(input.dims.begin() + 1, input.dims.end())));
-      in.ReadRows(key, begin, rows, x.data_ptr<float>());
-      const VaeOutput y = rows > 0 ? forward(x) : VaeOutput{};
-      out.WriteRows("recon", begin, rows, CopyRows(y.recon, begin));
-      if (probe.mu.defined()) out.WriteRows("mu", begin, rows, CopyRows(y.mu, begin));
-      if (lead && pieces > 1 && (p + 1) % std::max<int64_t>(1, pieces / 10) == 0) {
-        spdlog::info("predict: {:.0f}%", 100.0 * static_cast<double>(p + 1) / static_cast<double>(pieces));
-      }
-    }
-  }  // every rank closes the file before it is renamed
-  MPI_CHECK(MPI_Barrier(world.Comm()));
+  // Every rank closes the file before it is renamed.
+  const std::string written = WritePredictions(tmp, in, o, config, world, device);
+  world.Barrier();
   if (lead) CommitTemporaryFile(o.out);
-  MPI_CHECK(MPI_Barrier(world.Comm()));
+  world.Barrier();
   if (lead) {
-    spdlog::info("predict: wrote {} in {:.1f} s: recon {}{} for {} rows of '{}' ({})", o.out,
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                 RowShape{WithRows(input.Rows(), recon_dims)}.Str(),
-                 probe.mu.defined() ? ", mu [" + std::to_string(input.Rows()) + ", " + std::to_string(probe.mu.size(1)) + "]"
-                                    : std::string(),
-                 input.Rows(), o.data, model->Describe());
+    spdlog::info("predict: wrote {} in {:.1f} s: {} for {} rows of '{}' ({})", o.out,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), written,
+                 in.rows.Rows(), o.data, in.model->Describe());
   }
 }
 

@@ -11,13 +11,13 @@
 namespace ct {
 
 namespace {
-bool DrawBar(const std::string& style) {
-  if (style != "auto") return style == "bar";
+bool DrawBar(ProgressStyle style) {
+  if (style != ProgressStyle::kAuto) return style == ProgressStyle::kBar;
   return ::isatty(STDOUT_FILENO) && std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr;
 }
 }  // namespace
 
-Progress::Progress(bool enabled, const std::string& style, int64_t log_every, int64_t epoch, int64_t epochs,
+Progress::Progress(bool enabled, ProgressStyle style, int64_t log_every, int64_t epoch, int64_t epochs,
                    int64_t steps, int64_t samples_per_step)
     : enabled_(enabled),
       terminal_(enabled && DrawBar(style)),

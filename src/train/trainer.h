@@ -1,13 +1,98 @@
-// `clustertrain train`: the data-parallel training run, from loaded config to model.pt.
+// `clustertrain train`: the data-parallel training run, from a loaded config to model.pt.
+//
+// A Trainer is built in phases (run directory, placement, data, model and gradient sync,
+// optimizer and schedules, resume) and then Fit() runs the epoch loop. Every rank issues the
+// same collectives in the same order; Fit() lists them.
 #pragma once
 
+#include <torch/optim/adam.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
 #include "cluster/mpi_world.h"
+#include "comm/communicator.h"
+#include "comm/gradient_sync.h"
+#include "data/shard_loader.h"
+#include "data/train_batches.h"
+#include "model/model.h"
+#include "train/checkpoint.h"
+#include "train/hang_watchdog.h"
+#include "train/lr_schedule.h"
+#include "train/metrics.h"
+#include "train/metrics_writer.h"
+#include "train/plateau.h"
 #include "util/config.h"
 
 namespace ct {
 
-// Collective over the world. Throws ct::Error on any failure.
-// resume: "" (start fresh), "auto" (the newest checkpoint in output.dir, if any) or a path.
+class Trainer {
+ public:
+  // Collective. resume: "" (start fresh), "auto" (the newest checkpoint in output.dir, if
+  // any) or a checkpoint's path. Throws ct::Error on any failure.
+  Trainer(const Config& config, const MpiWorld& world, const std::string& resume);
+  // Collective: trains the remaining epochs and writes model.pt. Throws ct::Error; Preempted
+  // after a signal, once the checkpoint is written.
+  void Fit();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // One epoch's training, accumulated on this rank.
+  struct EpochTotals {
+    Clock::time_point start;
+    at::Tensor step_losses;  // [steps, 3]: (loss, mse, kl) per step, on the device
+    double data_seconds = 0, compute_seconds = 0, comm_seconds = 0;
+    int64_t skipped_steps = 0;
+  };
+
+  // Construction phases, in this order.
+  std::string PrepareRunDirectory(const std::string& resume);
+  void LoadData();
+  void BuildModelAndSync();
+  void BuildOptimizerAndSchedules();
+  void Resume(const std::string& checkpoint);
+
+  // The loop.
+  EpochTotals TrainEpoch(int64_t epoch);
+  void Step(int64_t epoch, int64_t step, EpochTotals& totals);
+  void HandleNonFiniteStep(int64_t epoch, int64_t step, EpochTotals& totals);
+  bool StopRequestedEverywhere();
+  [[noreturn]] void CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const at::Tensor& step_losses);
+  EpochRecord EndEpoch(int64_t epoch, const EpochTotals& totals);
+  at::Tensor ReduceTrainLosses(int64_t epoch, const EpochTotals& totals);
+  bool UpdateSchedules(const EpochRecord& record);
+  void SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch = 0, const at::Tensor& partial_losses = {});
+  void Finish();
+
+  const Config& config_;
+  const MpiWorld& world_;
+  const bool lead_;  // rank 0: logs progress and writes the run's files
+  const Clock::time_point run_start_ = Clock::now();
+  c10::Device device_{c10::kCPU};
+  std::unique_ptr<TrainBatches> train_;
+  std::optional<ShardLoader> val_;
+  int64_t steps_ = 0;  // optimizer steps per epoch
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Communicator> comm_;
+  std::unique_ptr<GradientSync> sync_;
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::optional<LrSchedule> lr_;
+  std::optional<EarlyStopping> early_stop_;
+  MetricsWriter metrics_;
+  // Where training stands: the next epoch and step to run, and that epoch's per-step losses
+  // so far when a checkpoint stopped inside it.
+  int64_t start_epoch_ = 0;
+  int64_t start_step_ = 0;
+  at::Tensor resumed_losses_;
+  int64_t global_step_ = 0;
+  int64_t first_global_step_ = 0;
+  int64_t hold_step_ = -1;  // CT_TEST_HOLD_AT_STEP
+  std::unique_ptr<HangWatchdog> watchdog_;
+};
+
+// Trainer(config, world, resume).Fit().
 void RunTraining(const Config& config, const MpiWorld& world, const std::string& resume = "");
 
 }  // namespace ct

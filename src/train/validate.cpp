@@ -4,12 +4,11 @@
 
 #include <algorithm>
 
-#include "model/precision.h"
-#include "model/vae_loss.h"
+#include "model/forward.h"
 
 namespace ct {
 
-ValLoss Validate(Model& model, const ShardLoader& val, double beta, bool bf16, Communicator& comm) {
+ValLoss Validate(Model& model, const ShardLoader& val, double beta, Precision precision, Communicator& comm) {
   c10::NoGradGuard no_grad;
   model.SetTraining(false);
   constexpr int64_t kValBatch = 1024;
@@ -18,13 +17,7 @@ ValLoss Validate(Model& model, const ShardLoader& val, double beta, bool bf16, C
   at::Tensor sums = at::zeros({3}, at::TensorOptions().dtype(at::kDouble).device(device));
   for (int64_t begin = 0; begin < val.Rows(); begin += kValBatch) {
     const int64_t count = std::min(kValBatch, val.Rows() - begin);
-    Batch batch = val.Rows(begin, count);
-    VaeOutput out;
-    {
-      const AutocastScope autocast(bf16, device.type());
-      out = model.Forward(batch.input);
-    }
-    PerSampleLoss loss = VaePerSampleLoss(out, batch.target);
+    const PerSampleLoss loss = ForwardAndLoss(model, val.Rows(begin, count), beta, precision).per_sample;
     sums[0] += loss.mse.sum().to(at::kDouble);
     sums[1] += loss.kl.sum().to(at::kDouble);
   }

@@ -5,6 +5,7 @@
 #include "comm/communicator.h"
 #include "data/shard_loader.h"
 #include "model/model.h"
+#include "util/choices.h"
 
 namespace ct {
 
@@ -13,7 +14,7 @@ struct ValLoss {
 };
 
 // Collective (one all-reduce). The model in eval mode (z = mu), so the result is deterministic;
-// bf16: forward under autocast, as in training.
-ValLoss Validate(Model& model, const ShardLoader& val, double beta, bool bf16, Communicator& comm);
+// the forward pass as in training (model/forward.h).
+ValLoss Validate(Model& model, const ShardLoader& val, double beta, Precision precision, Communicator& comm);
 
 }  // namespace ct

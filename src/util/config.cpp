@@ -122,11 +122,11 @@ void CheckPathReadable(const std::string& key, const std::string& path, const st
 
 void ValidateRelations(const Config& c) {
   if (c.output.dir.empty()) throw ConfigError("config key 'output.dir' is empty: give a run directory");
-  if (c.train.on_nonfinite == "skip" && c.train.nan_check_every == 0) {
+  if (c.train.on_nonfinite == OnNonFinite::kSkip && c.train.nan_check_every == 0) {
     throw ConfigError("config key 'train.on_nonfinite' is skip, but steps are checked only at epoch ends "
                       "(train.nan_check_every=0): set train.nan_check_every (1 checks every step)");
   }
-  if (c.model.kind == "torchscript" && c.model.path.empty()) {
+  if (c.model.kind == ModelKind::kTorchScript && c.model.path.empty()) {
     throw ConfigError("config key 'model.kind' is torchscript, but model.path is empty: give the module file "
                       "(torch.jit.script(model).save(path) in Python; see configs/torchscript/)");
   }
@@ -144,7 +144,7 @@ void CheckInputFiles(const Config& config) {
   };
   CheckPathReadable("data.train", config.data.train, make_data(config.data.train));
   CheckPathReadable("data.val", config.data.val, make_data(config.data.val));
-  if (config.model.kind == "torchscript") {
+  if (config.model.kind == ModelKind::kTorchScript) {
     CheckPathReadable("model.path", config.model.path,
                       "save the module there from Python with torch.jit.script(model).save(path) (see "
                       "configs/torchscript/make_model.py)");

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "util/choices.h"
+
 namespace ct {
 
 struct DataConfig {
@@ -16,7 +18,7 @@ struct DataConfig {
   std::string val;    // HDF5 file with the validation rows
   std::string input_key = "input";
   std::string target_key = "target";
-  std::string sharding = "auto";  // static | blocks | auto (static if this rank's rows fit memory_budget)
+  Sharding sharding = Sharding::kAuto;  // auto: static if this rank's rows fit memory_budget
   double memory_budget_gib = 0;   // per rank, for static sharding; 0 = auto (half of RAM / local ranks)
   int64_t block_rows = 0;         // blocks mode: rows per block; 0 = auto (the file's chunk rows, >= 1 MiB)
   int64_t shuffle_window = 16;    // blocks mode: blocks whose rows are shuffled together
@@ -24,7 +26,7 @@ struct DataConfig {
 };
 
 struct ModelConfig {
-  std::string kind = "vae_mlp";              // vae_mlp | vae_conv1d | torchscript
+  ModelKind kind = ModelKind::kVaeMlp;
   std::vector<int64_t> hidden = {512, 256};  // vae_mlp: encoder widths; the decoder mirrors them
   std::vector<int64_t> channels = {16, 32, 64};  // vae_conv1d: encoder channels per strided layer
   int64_t kernel_size = 7;                   // vae_conv1d
@@ -35,11 +37,11 @@ struct ModelConfig {
 };
 
 struct PlateauConfig {  // torch.optim.lr_scheduler.ReduceLROnPlateau's arguments
-  std::string mode = "min";
+  PlateauMode mode = PlateauMode::kMin;
   double factor = 0.2;
   int64_t patience = 4;
   double threshold = 1e-4;
-  std::string threshold_mode = "rel";
+  ThresholdMode threshold_mode = ThresholdMode::kRel;
   int64_t cooldown = 0;
   double min_lr = 0.0;
   double eps = 1e-8;
@@ -50,34 +52,34 @@ struct TrainConfig {
   int64_t batch_size = 128;  // per rank
   double lr = 1e-3;          // base lr, tuned for base_batch
   int64_t base_batch = 128;
-  std::string lr_scaling = "linear";
+  LrScaling lr_scaling = LrScaling::kLinear;
   double warmup_epochs = 0.0;
   int64_t seed = 1234;
-  std::string device = "auto";
+  DeviceChoice device = DeviceChoice::kAuto;
   int64_t accumulation_steps = 1;   // micro-batches per optimizer step
   int64_t early_stop_patience = 0;  // 0 = never stop early
   int64_t nan_check_every = 0;      // steps between non-finite-loss checks (a host sync); 0 = epoch ends only
-  std::string on_nonfinite = "stop";  // stop | skip (the step; needs nan_check_every)
-  std::string precision = "fp32";     // fp32 | bf16 (autocast in the forward pass)
+  OnNonFinite on_nonfinite = OnNonFinite::kStop;  // skip (the step) needs nan_check_every
+  Precision precision = Precision::kFp32;  // bf16: autocast in the forward pass
   PlateauConfig plateau;
 };
 
 struct OutputConfig {
   std::string dir = "runs/default";
   int64_t log_every = 100;        // progress lines: one every N batches (0 = off)
-  std::string progress = "auto";  // auto | bar | lines
+  ProgressStyle progress = ProgressStyle::kAuto;
   int64_t checkpoint_every = 1;   // epochs between checkpoints (0: only at the end)
   int64_t keep = 3;               // checkpoints kept
 };
 
 struct RuntimeConfig {
-  std::string bind = "auto";    // auto: hwloc self-binding; none: keep the launcher's binding
+  Binding bind = Binding::kAuto;  // auto: hwloc self-binding; none: keep the launcher's binding
   int64_t threads = 0;          // 0 = auto: the cores this rank is bound to
   int64_t interop_threads = 0;  // 0 = auto: LibTorch's default
-  std::string backend = "auto";
+  BackendChoice backend = BackendChoice::kAuto;
   double bucket_mb = 25.0;       // gradient bucket size (PyTorch DDP's default)
   bool overlap = true;           // all-reduce buckets during backward
-  std::string allreduce_precision = "fp32";  // fp32 | bf16 (gradients sent as bfloat16: half the bytes)
+  Precision allreduce_precision = Precision::kFp32;  // bf16: gradients sent as bfloat16, half the bytes
   double comm_timeout_s = 60.0;  // NCCL watchdog: a collective stuck this long ends the job
   double watchdog_s = 60.0;      // a rank without progress this long ends the job (0: off)
 };

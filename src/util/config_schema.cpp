@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "util/error.h"
 
@@ -84,22 +86,20 @@ ConfigKey Text(std::string name, std::string help, Access<std::string> access) {
   return key;
 }
 
-ConfigKey Choice(std::string name, std::string help, Access<std::string> access,
-                 std::vector<std::string> choices) {
+// One of the spellings of enum E (util/choices.h), parsed here once into the enum.
+template <class Accessor>
+ConfigKey Choice(std::string name, std::string help, Accessor access) {
+  using E = std::decay_t<decltype(access(std::declval<Config&>()))>;
   std::string joined;
-  for (const auto& choice : choices) joined += (joined.empty() ? "" : " | ") + choice;
+  for (const auto& spelling : Spellings(E{})) joined += (joined.empty() ? "" : " | ") + std::string(spelling.name);
   ConfigKey key{name, joined, help, nullptr, nullptr};
   key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
-    auto value = Convert<std::string>(node, name, where, "one of " + joined);
-    for (const auto& choice : choices) {
-      if (value == choice) {
-        access(c) = value;
-        return;
-      }
-    }
-    Fail(name, where, "must be one of " + joined + ", got '" + value + "'");
+    const auto text = Convert<std::string>(node, name, where, "one of " + joined);
+    E value{};
+    if (!FromName(text, value)) Fail(name, where, "must be one of " + joined + ", got '" + text + "'");
+    access(c) = value;
   };
-  key.get = [=](const Config& c) { return YAML::Node(access(const_cast<Config&>(c))); };
+  key.get = [=](const Config& c) { return YAML::Node(NameOf(access(const_cast<Config&>(c)))); };
   return key;
 }
 
@@ -184,7 +184,7 @@ std::vector<ConfigKey> BuildKeys() {
              "static: each rank reads its contiguous rows once and keeps them in memory; blocks: streams "
              "blocks of rows with a reader thread (data larger than memory); auto: static if it fits "
              "data.memory_budget",
-             [](Config& c) -> auto& { return c.data.sharding; }, {"auto", "static", "blocks"}),
+             [](Config& c) -> auto& { return c.data.sharding; }),
       AutoOrGiB("data.memory_budget",
                 "memory a rank may hold training rows in (static sharding); auto = half the node's RAM "
                 "shared by its ranks",
@@ -200,7 +200,7 @@ std::vector<ConfigKey> BuildKeys() {
       Choice("model.kind",
              "vae_mlp (fully connected), vae_conv1d (strided Conv1d encoder, ConvTranspose1d decoder), or "
              "torchscript (a module saved from Python: model.path)",
-             [](Config& c) -> auto& { return c.model.kind; }, {"vae_mlp", "vae_conv1d", "torchscript"}),
+             [](Config& c) -> auto& { return c.model.kind; }),
       IntegerList("model.hidden", "vae_mlp: encoder layer widths; the decoder mirrors them",
                   [](Config& c) -> auto& { return c.model.hidden; }, 1),
       IntegerList("model.channels", "vae_conv1d: output channels of each strided encoder convolution",
@@ -223,13 +223,13 @@ std::vector<ConfigKey> BuildKeys() {
       Integer("train.base_batch", "global batch for which train.lr was tuned",
               [](Config& c) -> auto& { return c.train.base_batch; }, 1),
       Choice("train.lr_scaling", "how lr follows the global batch",
-             [](Config& c) -> auto& { return c.train.lr_scaling; }, {"linear", "sqrt", "none"}),
+             [](Config& c) -> auto& { return c.train.lr_scaling; }),
       Real("train.warmup_epochs", "epochs over which lr rises linearly from train.lr to the scaled lr",
            [](Config& c) -> auto& { return c.train.warmup_epochs; }, 0.0, false),
       Integer("train.seed", "seed for initial weights, data order and sampling noise",
               [](Config& c) -> auto& { return c.train.seed; }, 0),
       Choice("train.device", "auto = CUDA when LibTorch has it and a GPU is visible",
-             [](Config& c) -> auto& { return c.train.device; }, {"auto", "cpu", "cuda"}),
+             [](Config& c) -> auto& { return c.train.device; }),
       Integer("train.accumulation_steps",
               "micro-batches whose gradients are summed before one all-reduce and optimizer step",
               [](Config& c) -> auto& { return c.train.accumulation_steps; }, 1),
@@ -240,13 +240,13 @@ std::vector<ConfigKey> BuildKeys() {
               "check the all-reduced loss for NaN/Inf every N steps (a host sync per check); 0 = at epoch ends only",
               [](Config& c) -> auto& { return c.train.nan_check_every; }, 0),
       Choice("train.on_nonfinite", "a non-finite loss: stop (exit 5), or skip that step (checked steps only)",
-             [](Config& c) -> auto& { return c.train.on_nonfinite; }, {"stop", "skip"}),
+             [](Config& c) -> auto& { return c.train.on_nonfinite; }),
       Choice("train.precision",
              "fp32, or bf16: forward passes under autocast (bfloat16 matmuls and convolutions, float32 weights, "
              "gradients and loss)",
-             [](Config& c) -> auto& { return c.train.precision; }, {"fp32", "bf16"}),
+             [](Config& c) -> auto& { return c.train.precision; }),
       Choice("train.plateau.mode", "ReduceLROnPlateau: minimise or maximise the val loss",
-             [](Config& c) -> auto& { return c.train.plateau.mode; }, {"min", "max"}),
+             [](Config& c) -> auto& { return c.train.plateau.mode; }),
       Real("train.plateau.factor", "ReduceLROnPlateau: lr multiplier on a plateau",
            [](Config& c) -> auto& { return c.train.plateau.factor; }, 0.0, true, 0.999999),
       Integer("train.plateau.patience", "ReduceLROnPlateau: bad epochs tolerated",
@@ -254,7 +254,7 @@ std::vector<ConfigKey> BuildKeys() {
       Real("train.plateau.threshold", "ReduceLROnPlateau: least change that counts",
            [](Config& c) -> auto& { return c.train.plateau.threshold; }, 0.0, false),
       Choice("train.plateau.threshold_mode", "ReduceLROnPlateau: rel or abs threshold",
-             [](Config& c) -> auto& { return c.train.plateau.threshold_mode; }, {"rel", "abs"}),
+             [](Config& c) -> auto& { return c.train.plateau.threshold_mode; }),
       Integer("train.plateau.cooldown", "ReduceLROnPlateau: epochs to wait after a reduction",
               [](Config& c) -> auto& { return c.train.plateau.cooldown; }, 0),
       Real("train.plateau.min_lr", "ReduceLROnPlateau: lower bound on lr",
@@ -268,7 +268,7 @@ std::vector<ConfigKey> BuildKeys() {
               [](Config& c) -> auto& { return c.output.log_every; }, 0),
       Choice("output.progress",
              "bar: redrawn in place; lines: plain lines for logs; auto: bar on a terminal outside mpirun",
-             [](Config& c) -> auto& { return c.output.progress; }, {"auto", "bar", "lines"}),
+             [](Config& c) -> auto& { return c.output.progress; }),
       Integer("output.checkpoint_every", "epochs between checkpoints; 0 = only at the end",
               [](Config& c) -> auto& { return c.output.checkpoint_every; }, 0),
       Integer("output.keep", "newest checkpoints kept in output.dir/checkpoints",
@@ -277,13 +277,13 @@ std::vector<ConfigKey> BuildKeys() {
       Choice("runtime.bind",
              "auto: bind this rank to the cores next to its GPU (or its share of the node) with hwloc; "
              "none: keep the launcher's binding",
-             [](Config& c) -> auto& { return c.runtime.bind; }, {"auto", "none"}),
+             [](Config& c) -> auto& { return c.runtime.bind; }),
       AutoOrCount("runtime.threads", "intra-op threads per rank; auto = the cores this rank is bound to",
                   [](Config& c) -> auto& { return c.runtime.threads; }),
       AutoOrCount("runtime.interop_threads", "inter-op threads per rank; auto = LibTorch's default",
                   [](Config& c) -> auto& { return c.runtime.interop_threads; }),
       Choice("runtime.backend", "gradient all-reduce: auto = nccl for CUDA, mpi for CPU",
-             [](Config& c) -> auto& { return c.runtime.backend; }, {"auto", "mpi", "nccl"}),
+             [](Config& c) -> auto& { return c.runtime.backend; }),
       Real("runtime.bucket_mb", "gradient bucket size in MiB: one all-reduce per bucket",
            [](Config& c) -> auto& { return c.runtime.bucket_mb; }, 0.0, true),
       Boolean("runtime.overlap",
@@ -291,7 +291,7 @@ std::vector<ConfigKey> BuildKeys() {
               [](Config& c) -> auto& { return c.runtime.overlap; }),
       Choice("runtime.allreduce_precision",
              "gradients all-reduced as fp32, or as bf16 (half the bytes; averaged in bfloat16)",
-             [](Config& c) -> auto& { return c.runtime.allreduce_precision; }, {"fp32", "bf16"}),
+             [](Config& c) -> auto& { return c.runtime.allreduce_precision; }),
       Real("runtime.comm_timeout_s",
            "NCCL: a collective running longer than this aborts the job (a peer died or hangs)",
            [](Config& c) -> auto& { return c.runtime.comm_timeout_s; }, 0.0, true),

@@ -33,13 +33,13 @@ TEST(Validate, ReducedLossEqualsTheSingleProcessMean) {
   const c10::Device cpu(c10::kCPU);
   MpiCommunicator world_comm(MPI_COMM_WORLD);
   ShardLoader mine = ShardLoader::Load(path, "input", "target", MPI_COMM_WORLD, cpu);
-  const ValLoss reduced = Validate(*model, mine, 0.5, /*bf16=*/false, world_comm);
+  const ValLoss reduced = Validate(*model, mine, 0.5, Precision::kFp32, world_comm);
 
   // Every rank alone, over every row.
   MpiCommunicator self_comm(MPI_COMM_SELF);
   ShardLoader all = ShardLoader::Load(path, "input", "target", MPI_COMM_SELF, cpu);
   ASSERT_EQ(all.Rows(), 1001);
-  const ValLoss single = Validate(*model, all, 0.5, /*bf16=*/false, self_comm);
+  const ValLoss single = Validate(*model, all, 0.5, Precision::kFp32, self_comm);
 
   // Per-sample losses are float32 and BLAS rounds a 500-row batch differently from a
   // 1001-row one, so agreement is to float32 precision, not bit for bit.

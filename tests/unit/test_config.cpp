@@ -32,11 +32,11 @@ std::string ErrorOf(Fn fn) {
 
 TEST(Config, DefaultsMatchTheSeedsSchedulerSettings) {
   Config c = LoadConfig("", {});
-  EXPECT_EQ(c.train.plateau.mode, "min");
+  EXPECT_EQ(c.train.plateau.mode, PlateauMode::kMin);
   EXPECT_DOUBLE_EQ(c.train.plateau.factor, 0.2);
   EXPECT_EQ(c.train.plateau.patience, 4);
   EXPECT_DOUBLE_EQ(c.train.plateau.threshold, 1e-4);
-  EXPECT_EQ(c.train.plateau.threshold_mode, "rel");
+  EXPECT_EQ(c.train.plateau.threshold_mode, ThresholdMode::kRel);
   EXPECT_EQ(c.model.hidden, (std::vector<int64_t>{512, 256}));
   EXPECT_EQ(c.model.latent, 16);
   EXPECT_EQ(c.runtime.threads, 0);
@@ -113,19 +113,19 @@ TEST(Config, ResolvedYamlLoadsBackToTheSameConfig) {
   EXPECT_EQ(ConfigToYaml(again), ConfigToYaml(original));
   EXPECT_EQ(again.model.hidden, original.model.hidden);
   EXPECT_DOUBLE_EQ(again.train.lr, 0.0025);
-  EXPECT_EQ(again.train.plateau.threshold_mode, "abs");
+  EXPECT_EQ(again.train.plateau.threshold_mode, ThresholdMode::kAbs);
   EXPECT_EQ(again.runtime.threads, 4);
 }
 
 TEST(Config, RuntimeKeysForBindingAndGradientSync) {
   Config defaults = LoadConfig("", {});
-  EXPECT_EQ(defaults.runtime.bind, "auto");
+  EXPECT_EQ(defaults.runtime.bind, Binding::kAuto);
   EXPECT_DOUBLE_EQ(defaults.runtime.bucket_mb, 25.0);  // DDP's default
   EXPECT_TRUE(defaults.runtime.overlap);
   EXPECT_EQ(defaults.runtime.interop_threads, 0);
   Config c = LoadConfig("", {"runtime.bind=none", "runtime.bucket_mb=0.5", "runtime.overlap=false",
                              "runtime.interop_threads=2", "runtime.comm_timeout_s=30"});
-  EXPECT_EQ(c.runtime.bind, "none");
+  EXPECT_EQ(c.runtime.bind, Binding::kNone);
   EXPECT_DOUBLE_EQ(c.runtime.bucket_mb, 0.5);
   EXPECT_FALSE(c.runtime.overlap);
   EXPECT_EQ(c.runtime.interop_threads, 2);
@@ -140,7 +140,7 @@ TEST(Config, RuntimeKeysForBindingAndGradientSync) {
 }
 
 TEST(Config, SkippingNonFiniteStepsNeedsPerStepChecks) {
-  EXPECT_EQ(LoadConfig("", {}).train.on_nonfinite, "stop");
+  EXPECT_EQ(LoadConfig("", {}).train.on_nonfinite, OnNonFinite::kStop);
   EXPECT_EQ(LoadConfig("", {}).train.nan_check_every, 0);
   const std::string msg = ErrorOf([] { LoadConfig("", {"train.on_nonfinite=skip"}); });
   EXPECT_NE(msg.find("set train.nan_check_every"), std::string::npos) << msg;

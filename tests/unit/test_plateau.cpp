@@ -33,8 +33,8 @@ TEST(Plateau, ReproducesEveryPyTorchTrace) {
     double initial_lr = 0;
     head >> mode >> threshold_mode >> config.factor >> config.patience >> config.threshold >> config.cooldown >>
         config.min_lr >> config.eps >> initial_lr;
-    config.mode = Unquote(mode);
-    config.threshold_mode = Unquote(threshold_mode);
+    ASSERT_TRUE(FromName(Unquote(mode), config.mode)) << mode;
+    ASSERT_TRUE(FromName(Unquote(threshold_mode), config.threshold_mode)) << threshold_mode;
     const std::vector<double> metrics = Numbers(line.substr(bar1 + 1, bar2 - bar1 - 1));
     const std::vector<double> expected = Numbers(line.substr(bar2 + 1));
     ASSERT_EQ(metrics.size(), expected.size());
@@ -55,7 +55,7 @@ TEST(Plateau, DropsOnThePatiencePlusFirstBadEpoch) {
   for (int bad = 1; bad <= 4; ++bad) EXPECT_FALSE(s.Step(1.0)) << bad;  // ties are bad epochs
   EXPECT_TRUE(s.Step(1.0));
   EXPECT_DOUBLE_EQ(s.Lr(), 0.2);
-  EXPECT_EQ(s.BadEpochs(), 0);
+  EXPECT_EQ(s.Snapshot().bad_epochs, 0);
 }
 
 TEST(EarlyStopping, StopsAfterPatienceEpochsWithoutImprovement) {
@@ -68,6 +68,32 @@ TEST(EarlyStopping, StopsAfterPatienceEpochsWithoutImprovement) {
   EXPECT_TRUE(stop.ShouldStop(0.6));     // 3
   EarlyStopping never(config, 0);
   for (int i = 0; i < 20; ++i) EXPECT_FALSE(never.ShouldStop(1.0));
+}
+
+// A scheduler restored from a snapshot decides exactly as the one that took it.
+TEST(Plateau, RestoredSchedulerContinuesIdentically) {
+  PlateauConfig config;
+  config.patience = 1;
+  config.cooldown = 1;
+  const std::vector<double> metrics = {1.0, 0.9, 0.9, 0.95, 0.8, 0.8, 0.8, 0.85, 0.7, 0.7, 0.7};
+  for (size_t cut = 0; cut <= metrics.size(); ++cut) {
+    PlateauScheduler straight(config, 1.0), first(config, 1.0), resumed(config, 123.0);
+    EarlyStopping stop_straight(config, 2), stop_first(config, 2), stop_resumed(config, 2);
+    for (size_t i = 0; i < cut; ++i) {
+      first.Step(metrics[i]);
+      stop_first.ShouldStop(metrics[i]);
+    }
+    resumed.Restore(first.Snapshot());
+    stop_resumed.Restore(stop_first.Snapshot());
+    for (size_t i = 0; i < metrics.size(); ++i) {
+      const bool reduced = straight.Step(metrics[i]);
+      const bool stops = stop_straight.ShouldStop(metrics[i]);
+      if (i < cut) continue;
+      EXPECT_EQ(resumed.Step(metrics[i]), reduced) << "cut " << cut << " epoch " << i;
+      EXPECT_EQ(resumed.Lr(), straight.Lr()) << "cut " << cut << " epoch " << i;
+      EXPECT_EQ(stop_resumed.ShouldStop(metrics[i]), stops) << "cut " << cut << " epoch " << i;
+    }
+  }
 }
 
 }  // namespace

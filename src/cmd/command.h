@@ -1,0 +1,50 @@
+// The subcommands of the clustertrain binary, one file each in this folder. Add<Name>Command
+// registers the subcommand and its options on the CLI11 app and returns how to run it once the
+// command line is parsed; main.cpp runs the one the user chose.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cluster/mpi_world.h"
+#include "util/config.h"
+
+namespace ct {
+
+struct Command {
+  CLI::App* cli = nullptr;                      // chosen when *cli is true after parsing
+  std::function<int(int, char**)> run;          // (argc, argv) -> the process's exit code
+};
+
+Command AddTrainCommand(CLI::App& app);
+Command AddMakeDataCommand(CLI::App& app);
+Command AddConvertCommand(CLI::App& app);
+Command AddPredictCommand(CLI::App& app);
+Command AddInfoCommand(CLI::App& app);
+Command AddBenchCommand(CLI::App& app);
+
+// The fatal path (main.cpp): starts MPI, runs `body`, and ends every rank with one message
+// if anything throws on any rank. Returns the exit code.
+int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>& body);
+
+// Before MPI starts (common.cpp). An error found here is printed once, by the rank the launcher
+// calls 0, and returns `code`.
+int ReportEarlyError(const std::string& message, int code);
+
+// Why an output file cannot be written ("" when it can), so that every rank does not meet it
+// inside HDF5 and say so in HDF5's words.
+std::string OutputFileProblem(const std::string& path, bool force, const std::string& if_exists);
+
+// The config file with its --set overrides (and, with check_inputs, its data files checked),
+// into `config`. Returns 0, or the exit code of an error it reported.
+int LoadConfigBeforeMpi(const std::string& path, const std::vector<std::string>& overrides, bool check_inputs,
+                        Config& config);
+
+// runtime.bind=auto: re-executes this process without OpenMP affinity variables (before any
+// OpenMP thread exists); returns unless it re-executes.
+void DropOpenMpAffinity(const Config& config, char** argv);
+
+}  // namespace ct

@@ -1,0 +1,47 @@
+// clustertrain predict: a trained model's reconstructions and latent means (src/train/predict.h).
+#include <memory>
+
+#include "cmd/command.h"
+#include "train/predict.h"
+#include "util/error.h"
+
+namespace ct {
+namespace {
+
+struct PredictArgs {
+  PredictOptions options;
+  bool force = false;
+};
+
+int RunPredictCommand(const PredictArgs& args, int argc, char** argv) {
+  if (const std::string problem = OutputFileProblem(args.options.out, args.force, ""); !problem.empty()) {
+    return ReportEarlyError(problem, kExitUsage);
+  }
+  return RunWithMpi(argc, argv, [&](const MpiWorld& world) { RunPredict(args.options, world); });
+}
+
+}  // namespace
+
+Command AddPredictCommand(CLI::App& app) {
+  auto args = std::make_shared<PredictArgs>();
+  PredictOptions& o = args->options;
+  CLI::App* cli = app.add_subcommand(
+      "predict", "write a trained model's reconstructions (recon) and latent means (mu) for every row of an HDF5 "
+                 "file to a new HDF5 file, in parallel");
+  cli->add_option("--checkpoint", o.checkpoint,
+                  "checkpoint written by train (output.dir/checkpoints/epoch-NNNNNN.pt); its config rebuilds the model")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cli->add_option("--data", o.data, "HDF5 file with input rows (data.input_key of the checkpoint's config)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cli->add_option("--out", o.out, "output HDF5 file: datasets recon [N, ...] and mu [N, latent]")->required();
+  cli->add_option("--set", o.overrides,
+                  "override a key of the checkpoint's config, e.g. train.device=cpu or data.input_key=strain")
+      ->type_name("KEY=VALUE");
+  cli->add_option("--batch", o.batch, "rows per forward pass")->check(CLI::PositiveNumber);
+  cli->add_flag("-f,--force", args->force, "overwrite an existing output file");
+  return {cli, [args](int argc, char** argv) { return RunPredictCommand(*args, argc, argv); }};
+}
+
+}  // namespace ct
