@@ -24,7 +24,8 @@ if [[ "${1:-}" == "--tests" ]]; then
   PACKAGES+=(python3-torch python3-h5py python3-numpy
              slurm-wlm munge             # a local Slurm for tests/e2e/slurm.sh (skipped without it)
              python3-matplotlib          # the scaling study's plot
-             time)                       # /usr/bin/time: peak memory in tests/e2e/convert.sh
+             time                        # /usr/bin/time: peak memory in tests/e2e/convert.sh
+             clang-format)               # launch/format.sh: the sources match .clang-format
 fi
 
 missing=()

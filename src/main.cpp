@@ -48,8 +48,10 @@ int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>
     const int code = error ? error->ExitCode() : kExitFailure;
     if (error && error->Agreed()) {
       // Every rank has this error: one message, from rank 0 (the rest only in their log files).
-      if (world.Rank() == 0) spdlog::error("{}", e.what());
-      else spdlog::debug("{} ({})", e.what(), ProcessIdentity());
+      if (world.Rank() == 0)
+        spdlog::error("{}", e.what());
+      else
+        spdlog::debug("{} ({})", e.what(), ProcessIdentity());
     } else {
       spdlog::error("{} ({})", e.what(), ProcessIdentity());
     }
@@ -66,7 +68,8 @@ int main(int argc, char** argv) {
   CLI::App app{"clustertrain " CT_VERSION
                ": data-parallel trainer for scientific models (one process per GPU or core group).\n"
                "Launch with mpirun or srun; every subcommand also runs as a single process.\n"
-               "Communication backends built: " + ct::BuiltBackends()};
+               "Communication backends built: " +
+               ct::BuiltBackends()};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("clustertrain ") + CT_VERSION);
   const std::vector<ct::Command> commands = {ct::AddTrainCommand(app),   ct::AddMakeDataCommand(app),
@@ -75,9 +78,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (!ct::IsLauncherRankZero()) return e.get_exit_code() == 0 ? 0 : ct::kExitUsage;
-    const int code = app.exit(e);
-    return code == 0 ? 0 : ct::kExitUsage;
+    if (e.get_exit_code() == 0) return ct::IsLauncherRankZero() ? app.exit(e) : 0;  // --help, --version
+    if (!ct::IsLauncherRankZero()) return ct::ReportEarlyError(e.what(), ct::kExitUsage);
+    app.exit(e);
+    return ct::kExitUsage;
   }
   for (const ct::Command& command : commands) {
     if (*command.cli) return command.run(argc, argv);

@@ -69,7 +69,8 @@ void TimeInterleaved(std::vector<Variant>& variants, int iterations, Communicato
 std::string Row(std::initializer_list<std::string> cells, std::initializer_list<int> widths) {
   std::string line = "|";
   auto w = widths.begin();
-  for (const std::string& cell : cells) line += " " + cell + std::string(std::max(0, *w++ - static_cast<int>(cell.size())), ' ') + " |";
+  for (const std::string& cell : cells)
+    line += " " + cell + std::string(std::max(0, *w++ - static_cast<int>(cell.size())), ' ') + " |";
   return line;
 }
 
@@ -92,10 +93,11 @@ void RunAllReduceBench(const Config& config, const MpiWorld& world, const AllRed
   }
   const double bytes = static_cast<double>(elements) * 4;
   if (lead) {
-    spdlog::info("bench allreduce: vae_mlp (length {}, hidden {}, latent {}): {} parameters, {:.2f} MiB of "
-                 "gradients; {} ranks, backend {}, {} timed runs each, medians of the slowest rank",
-                 options.length, fmt::join(config.model.hidden, ","), config.model.latent, elements,
-                 bytes / (1 << 20), world.Size(), comm->Name(), options.iterations);
+    spdlog::info(
+        "bench allreduce: vae_mlp (length {}, hidden {}, latent {}): {} parameters, {:.2f} MiB of "
+        "gradients; {} ranks, backend {}, {} timed runs each, medians of the slowest rank",
+        options.length, fmt::join(config.model.hidden, ","), config.model.latent, elements, bytes / (1 << 20),
+        world.Size(), comm->Name(), options.iterations);
     if (world.Size() == 1) spdlog::warn("one rank: every all-reduce is a no-op; run under mpirun -n 2 or more");
   }
 
@@ -106,8 +108,8 @@ void RunAllReduceBench(const Config& config, const MpiWorld& world, const AllRed
   // The bound: one bare MPI_Allreduce (one ncclAllReduce on NCCL) of all the bytes.
   auto raw_all_reduce = [&] {
     if (comm->Name() == "mpi" && world.Size() > 1) {
-      MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, flat.data_ptr(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM,
-                              world.Comm()));
+      MPI_CHECK(
+          MPI_Allreduce(MPI_IN_PLACE, flat.data_ptr(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM, world.Comm()));
     } else {
       comm->AllReduceSum(flat);
     }
@@ -133,12 +135,14 @@ void RunAllReduceBench(const Config& config, const MpiWorld& world, const AllRed
   syncs.clear();
   if (lead) {
     const double raw = Median(variants.front().seconds);
-    std::string table = "\n" + Row({"gradient all-reduce", "messages", "median ms", "GB/s", "vs raw"}, {44, 8, 9, 6, 6}) +
+    std::string table = "\n" +
+                        Row({"gradient all-reduce", "messages", "median ms", "GB/s", "vs raw"}, {44, 8, 9, 6, 6}) +
                         "\n|---|---:|---:|---:|---:|";
     for (const Variant& v : variants) {
       const double s = Median(v.seconds);
       table += "\n" + Row({v.name, std::to_string(v.messages), Fixed(s * 1e3, 3), Fixed(bytes / s / 1e9, 2),
-                           Fixed(100 * raw / s, 0) + "%"}, {44, 8, 9, 6, 6});
+                           Fixed(100 * raw / s, 0) + "%"},
+                          {44, 8, 9, 6, 6});
     }
     spdlog::info("{}", table);
   }
@@ -164,15 +168,17 @@ void RunAllReduceBench(const Config& config, const MpiWorld& world, const AllRed
   };
   std::vector<Variant> steps;
   steps.push_back({"no communication (compute bound)", 0, [&] { step(nullptr); }, [&] { prepare(nullptr); }});
-  steps.push_back({"all-reduce after backward (overlap off)", after.NumBuckets(), [&] { step(&after); },
-                   [&] { prepare(&after); }});
+  steps.push_back(
+      {"all-reduce after backward (overlap off)", after.NumBuckets(), [&] { step(&after); }, [&] { prepare(&after); }});
   steps.push_back({"all-reduce during backward (overlap on)", overlapped.NumBuckets(), [&] { step(&overlapped); },
                    [&] { prepare(&overlapped); }});
   TimeInterleaved(steps, options.iterations, *comm, device);
   if (lead) {
     const double compute = Median(steps.front().seconds);
-    std::string table = "\n" + Row({"training step, batch " + std::to_string(batch) + " per rank", "buckets",
-                                    "median ms", "samples/s", "comm exposed ms"}, {44, 7, 9, 9, 15}) +
+    std::string table = "\n" +
+                        Row({"training step, batch " + std::to_string(batch) + " per rank", "buckets", "median ms",
+                             "samples/s", "comm exposed ms"},
+                            {44, 7, 9, 9, 15}) +
                         "\n|---|---:|---:|---:|---:|";
     for (const Variant& v : steps) {
       const double s = Median(v.seconds);

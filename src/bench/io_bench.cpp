@@ -63,7 +63,7 @@ double PreadRange(const std::string& path, int64_t begin, int64_t end, bool keep
 
 struct Row {
   std::string name;
-  std::vector<double> per_rank_mbs;  // one per repeat: mean over ranks of this rank's MB/s
+  std::vector<double> per_rank_mbs;   // one per repeat: mean over ranks of this rank's MB/s
   std::vector<double> aggregate_mbs;  // one per repeat: all bytes / slowest rank's time
 };
 
@@ -100,8 +100,10 @@ void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
   // Warm-up: the whole file into the page cache, so that every variant reads from memory.
   PreadRange(o.file, 0, file_bytes, false);
 
-  std::vector<Row> rows = {{"page cache, reused buffer", {}, {}}, {"page cache, into new memory", {}, {}},
-                           {"static (MPI-IO, collective)", {}, {}}, {"blocks (reader thread)", {}, {}}};
+  std::vector<Row> rows = {{"page cache, reused buffer", {}, {}},
+                           {"page cache, into new memory", {}, {}},
+                           {"static (MPI-IO, collective)", {}, {}},
+                           {"blocks (reader thread)", {}, {}}};
   if (seed) rows.push_back({"seed layout (per sample)", {}, {}});
   BlockStreamOptions stream_options;
   stream_options.path = o.file;
@@ -125,34 +127,41 @@ void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
            world.Size());
     Record(rows[1], Timed(comm, [&] { return PreadRange(o.file, my_bytes_begin, my_bytes_end, true); }), comm,
            world.Size());
-    Record(rows[2], Timed(comm, [&] {
-             // As ShardLoader::Load: the slice into new memory, with collective reads.
-             const ParallelH5File file(o.file, ParallelH5File::Mode::kRead, comm);
-             std::unique_ptr<float[]> input(new float[static_cast<size_t>(slice.Size() * schema.input.RowElements())]);
-             std::unique_ptr<float[]> target(
-                 new float[static_cast<size_t>(slice.Size() * schema.target.RowElements())]);
-             file.ReadRows("input", slice.begin, slice.Size(), input.get());
-             file.ReadRows("target", slice.begin, slice.Size(), target.get());
-             return static_cast<double>(slice.Size() * row_bytes);
-           }), comm, world.Size());
+    Record(rows[2],
+           Timed(comm,
+                 [&] {
+                   // As ShardLoader::Load: the slice into new memory, with collective reads.
+                   const ParallelH5File file(o.file, ParallelH5File::Mode::kRead, comm);
+                   std::unique_ptr<float[]> input(
+                       new float[static_cast<size_t>(slice.Size() * schema.input.RowElements())]);
+                   std::unique_ptr<float[]> target(
+                       new float[static_cast<size_t>(slice.Size() * schema.target.RowElements())]);
+                   file.ReadRows("input", slice.begin, slice.Size(), input.get());
+                   file.ReadRows("target", slice.begin, slice.Size(), target.get());
+                   return static_cast<double>(slice.Size() * row_bytes);
+                 }),
+           comm, world.Size());
     Record(rows[3], Timed(comm, [&] { return stream_epoch(repeat); }), comm, world.Size());
     if (seed) {
-      Record(rows[4], Timed(comm, [&] {
-               std::vector<float> input(static_cast<size_t>(schema.input.RowElements()));
-               std::vector<float> target(static_cast<size_t>(schema.target.RowElements()));
-               for (int64_t i = slice.begin; i < slice.end; ++i) {
-                 seed->Read(i, "input", input.data());
-                 seed->Read(i, "target", target.data());
-               }
-               return static_cast<double>(slice.Size() * row_bytes);
-             }), comm, world.Size());
+      Record(rows[4],
+             Timed(comm,
+                   [&] {
+                     std::vector<float> input(static_cast<size_t>(schema.input.RowElements()));
+                     std::vector<float> target(static_cast<size_t>(schema.target.RowElements()));
+                     for (int64_t i = slice.begin; i < slice.end; ++i) {
+                       seed->Read(i, "input", input.data());
+                       seed->Read(i, "target", target.data());
+                     }
+                     return static_cast<double>(slice.Size() * row_bytes);
+                   }),
+             comm, world.Size());
     }
   }
   if (world.Rank() != 0) return;
   const double reused = Median(rows[0].aggregate_mbs);
   const double fresh = Median(rows[1].aggregate_mbs);
-  fmt::print("bench io: {} ({} rows of {} bytes, {:.0f} MiB), {} rank(s), median of {} rounds\n", o.file,
-             schema.Rows(), row_bytes, static_cast<double>(file_bytes) / (1 << 20), world.Size(), o.repeats);
+  fmt::print("bench io: {} ({} rows of {} bytes, {:.0f} MiB), {} rank(s), median of {} rounds\n", o.file, schema.Rows(),
+             row_bytes, static_cast<double>(file_bytes) / (1 << 20), world.Size(), o.repeats);
   fmt::print("| {:<28} | {:>13} | {:>14} | {:>15} | {:>18} |\n", "read", "per rank MB/s", "aggregate MB/s",
              "vs reused buffer", "vs into new memory");
   fmt::print("|{:-<30}|{:->15}|{:->16}|{:->17}|{:->20}|\n", "", ":", ":", ":", ":");

@@ -22,7 +22,7 @@ struct IoBenchOptions {
   std::string file;       // contiguous layout (input, target)
   std::string seed_file;  // optional: the same rows in the one-group-per-sample layout
   int repeats = 5;
-  int64_t batch = 128;    // rows per batch for the blocks stream
+  int64_t batch = 128;  // rows per batch for the blocks stream
 };
 
 void RunIoBench(const IoBenchOptions& options, const MpiWorld& world);

@@ -50,10 +50,11 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   double mean_step = 0;
   for (const std::string& s : steps) mean_step += std::stod(s) / static_cast<double>(steps.size());
   // Machine-readable for bench/run.sh; samples/s is per process.
-  fmt::print("{{\"compute_only_samples_per_s\": {:.1f}, \"step_ms\": {:.3f}, \"threads\": {}, \"ranks\": {}, "
-             "\"batch\": {}, \"device\": \"{}\", \"model\": \"{}\", \"precision\": \"{}\"}}\n",
-             static_cast<double>(batch) / mean_step, 1e3 * mean_step, placement.binding.threads, world.Size(), batch,
-             device.str(), NameOf(config.model.kind), NameOf(config.train.precision));
+  fmt::print(
+      "{{\"compute_only_samples_per_s\": {:.1f}, \"step_ms\": {:.3f}, \"threads\": {}, \"ranks\": {}, "
+      "\"batch\": {}, \"device\": \"{}\", \"model\": \"{}\", \"precision\": \"{}\"}}\n",
+      static_cast<double>(batch) / mean_step, 1e3 * mean_step, placement.binding.threads, world.Size(), batch,
+      device.str(), NameOf(config.model.kind), NameOf(config.train.precision));
 }
 
 }  // namespace ct

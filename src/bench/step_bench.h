@@ -11,8 +11,8 @@
 namespace ct {
 
 struct StepBenchOptions {
-  int warmup = 20;        // untimed steps first
-  int steps = 100;        // timed steps
+  int warmup = 20;  // untimed steps first
+  int steps = 100;  // timed steps
 };
 
 void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOptions& options);

@@ -72,8 +72,9 @@ std::vector<std::string> ClampWarnings(const CoreFacts& facts, const std::vector
                               std::to_string(fair_share) + " (" + Plural(facts.node_cores, "core") + " / " +
                               Plural(facts.local_size, "rank") + " on the node): ";
     if (facts.launcher_bound) {
-      warnings.push_back(clamp + "the launcher bound it. clustertrain binds itself: launch with "
-                                 "`mpirun --bind-to none` (launch/mpirun.sh does) or `srun --cpu-bind=none`");
+      warnings.push_back(clamp +
+                         "the launcher bound it. clustertrain binds itself: launch with "
+                         "`mpirun --bind-to none` (launch/mpirun.sh does) or `srun --cpu-bind=none`");
     } else {
       warnings.push_back(clamp + "the job's cgroup allows " + Plural(facts.cgroup_cores, "core") +
                          " on this node. Ask Slurm for them with `--cpus-per-task=" + std::to_string(fair_share) +
@@ -87,7 +88,8 @@ std::vector<std::string> ClampWarnings(const CoreFacts& facts, const std::vector
                        std::to_string(facts.planned_cores) + " idle; set runtime.threads: auto");
   } else if (threads > facts.planned_cores) {
     warnings.push_back("runtime.threads=" + std::to_string(threads) + " exceeds this rank's " +
-                       Plural(facts.planned_cores, "core") + ": threads will time-share cores; set "
+                       Plural(facts.planned_cores, "core") +
+                       ": threads will time-share cores; set "
                        "runtime.threads: auto");
   }
   if (facts.requested_threads == 0) {
@@ -95,8 +97,10 @@ std::vector<std::string> ClampWarnings(const CoreFacts& facts, const std::vector
       const int value = std::atoi(setting.substr(setting.find('=') + 1).c_str());
       if (value > 0 && value < threads) {
         warnings.push_back(setting + " in the environment would clamp this rank to " + Plural(value, "thread") +
-                           "; overridden with " + std::to_string(threads) + " (runtime.threads: auto). Set "
-                           "runtime.threads=" + std::to_string(value) + " to keep it");
+                           "; overridden with " + std::to_string(threads) +
+                           " (runtime.threads: auto). Set "
+                           "runtime.threads=" +
+                           std::to_string(value) + " to keep it");
       }
     }
   }

@@ -27,13 +27,13 @@ CpuSet PlanRankCpus(const Topology& topology, int local_rank, const std::vector<
 
 // What a rank knows about its cores, for the thread count and the clamp warnings.
 struct CoreFacts {
-  int node_cores = 1;      // physical cores on the node
-  int cgroup_cores = 1;    // cores the job's cgroup allows on the node
-  int allowed_cores = 1;   // cores this process may use (cgroup and launcher binding)
+  int node_cores = 1;           // physical cores on the node
+  int cgroup_cores = 1;         // cores the job's cgroup allows on the node
+  int allowed_cores = 1;        // cores this process may use (cgroup and launcher binding)
   bool launcher_bound = false;  // the launcher bound this process to less than the cgroup allows
-  int local_size = 1;      // ranks on this node
-  int planned_cores = 1;   // cores in this rank's planned set
-  int requested_threads = 0;  // runtime.threads; 0 = auto
+  int local_size = 1;           // ranks on this node
+  int planned_cores = 1;        // cores in this rank's planned set
+  int requested_threads = 0;    // runtime.threads; 0 = auto
 };
 
 int ThreadsFor(const CoreFacts& facts);

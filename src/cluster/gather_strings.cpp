@@ -39,8 +39,7 @@ std::vector<std::string> AllGatherStrings(MPI_Comm comm, const std::string& mine
   int total = 0;
   std::vector<int> offsets = Offsets(lengths, &total);
   std::vector<char> all(static_cast<size_t>(std::max(total, 1)));
-  MPI_CHECK(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-                           comm));
+  MPI_CHECK(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm));
   return Split(all, lengths);
 }
 
@@ -54,8 +53,8 @@ std::vector<std::string> GatherStrings(MPI_Comm comm, const std::string& mine, i
   int total = 0;
   std::vector<int> offsets = Offsets(lengths, &total);
   std::vector<char> all(rank == root ? static_cast<size_t>(std::max(total, 1)) : 1);
-  MPI_CHECK(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root,
-                        comm));
+  MPI_CHECK(
+      MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, root, comm));
   if (rank != root) return {};
   return Split(all, lengths);
 }

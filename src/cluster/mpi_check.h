@@ -12,8 +12,8 @@ namespace ct {
 [[noreturn]] void ThrowMpiError(int code, const char* call, const char* file, int line);
 }
 
-#define MPI_CHECK(call)                                                          \
-  do {                                                                           \
-    int ct_mpi_rc_ = (call);                                                     \
+#define MPI_CHECK(call)                                                                        \
+  do {                                                                                         \
+    int ct_mpi_rc_ = (call);                                                                   \
     if (ct_mpi_rc_ != MPI_SUCCESS) ::ct::ThrowMpiError(ct_mpi_rc_, #call, __FILE__, __LINE__); \
   } while (0)

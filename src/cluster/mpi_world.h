@@ -20,7 +20,7 @@ class MpiWorld {
   int LocalSize() const { return local_size_; }
   const std::string& Host() const { return host_; }
   MPI_Comm Comm() const { return MPI_COMM_WORLD; }
-  MPI_Comm LocalComm() const { return local_comm_; }  // the ranks on this node
+  MPI_Comm LocalComm() const { return local_comm_; }      // the ranks on this node
   MPI_Comm AgreementComm() const { return agree_comm_; }  // a copy of the world for cluster/agree.h
 
   // Host values over all ranks (collective; the same answer on every rank).

@@ -11,9 +11,9 @@ namespace {
 c10::Device ChooseDevice(DeviceChoice requested, const MpiWorld& world) {
   const bool cuda = torch::cuda::is_available() && torch::cuda::device_count() > 0;
   if (requested == DeviceChoice::kCuda && !cuda) {
-    throw ConfigError("train.device=cuda, but " + std::string(torch::cuda::is_available() ? "no GPU is visible"
-                      : "this LibTorch has no CUDA") + " (" + ProcessIdentity() +
-                      "); use train.device=cpu or build against a CUDA LibTorch");
+    throw ConfigError("train.device=cuda, but " +
+                      std::string(torch::cuda::is_available() ? "no GPU is visible" : "this LibTorch has no CUDA") +
+                      " (" + ProcessIdentity() + "); use train.device=cpu or build against a CUDA LibTorch");
   }
   if (requested == DeviceChoice::kCpu || !cuda) return c10::Device(c10::kCPU);
   const auto count = static_cast<int>(torch::cuda::device_count());

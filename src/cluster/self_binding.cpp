@@ -79,8 +79,9 @@ RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, in
   binding.threads = ThreadsFor(facts);
   binding.warnings = ClampWarnings(facts, ThreadCountSettings());
   if (gpu_count > 0 && my_gpu_near.Empty()) {
-    binding.warnings.push_back("hwloc cannot place this rank's GPU on the PCI tree (no PCI information?): "
-                               "bound to a share of the node instead of the GPU's socket");
+    binding.warnings.push_back(
+        "hwloc cannot place this rank's GPU on the PCI tree (no PCI information?): "
+        "bound to a share of the node instead of the GPU's socket");
   }
 
   const std::optional<int> launcher_local = LauncherLocalRank();
@@ -91,11 +92,13 @@ RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, in
   }
   const std::string removed = RemovedOpenMpAffinity();
   if (!removed.empty()) {
-    binding.warnings.push_back("removed " + removed + " from the environment (they pin every OpenMP thread when "
+    binding.warnings.push_back("removed " + removed +
+                               " from the environment (they pin every OpenMP thread when "
                                "the library loads, against this binding); runtime.bind=none keeps them");
   } else if (runtime.bind == Binding::kAuto && !OpenMpAffinitySettings().empty()) {
-    binding.warnings.push_back("OpenMP affinity variables are set and could not be removed; unset them before "
-                               "launching");
+    binding.warnings.push_back(
+        "OpenMP affinity variables are set and could not be removed; unset them before "
+        "launching");
   }
 
   if (runtime.bind == Binding::kAuto) {
@@ -119,8 +122,8 @@ RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, in
 
 void ReportBindings(const MpiWorld& world, const RankBinding& binding, const std::string& device) {
   std::string record = world.Host() + "  rank " + std::to_string(world.Rank()) + "/" + std::to_string(world.Size()) +
-                       "  local " + std::to_string(world.LocalRank()) + "/" + std::to_string(world.LocalSize()) +
-                       "  " + device + "  allowed " + binding.allowed_cpus + "  " +
+                       "  local " + std::to_string(world.LocalRank()) + "/" + std::to_string(world.LocalSize()) + "  " +
+                       device + "  allowed " + binding.allowed_cpus + "  " +
                        (binding.bound ? "bound " : "unbound, share ") + binding.cpus + "  threads " +
                        std::to_string(binding.threads) + (binding.gpu_near.empty() ? "" : "  " + binding.gpu_near) +
                        "  pid " + std::to_string(::getpid());

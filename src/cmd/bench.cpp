@@ -56,20 +56,21 @@ Command AddBenchCommand(CLI::App& app) {
   cli->require_subcommand(1);
 
   args->allreduce_cli = cli->add_subcommand(
-      "allreduce", "the demo model's gradients: raw vs bucketed vs per-parameter all-reduce, and a training step "
-                   "with overlap on and off");
+      "allreduce",
+      "the demo model's gradients: raw vs bucketed vs per-parameter all-reduce, and a training step "
+      "with overlap on and off");
   AddConfigOptions(args->allreduce_cli, *args);
   args->allreduce_cli->add_option("--length", args->allreduce.length, "waveform length")->check(CLI::PositiveNumber);
   args->allreduce_cli->add_option("--iterations", args->allreduce.iterations, "timed runs of each variant")
       ->check(CLI::PositiveNumber);
 
   args->step_cli = cli->add_subcommand(
-      "step", "the compute-only bound: forward, backward and Adam of the configured model and precision on training "
-              "rows in memory, per process (JSON)");
+      "step",
+      "the compute-only bound: forward, backward and Adam of the configured model and precision on training "
+      "rows in memory, per process (JSON)");
   AddConfigOptions(args->step_cli, *args);
   args->step_cli->add_option("--steps", args->step.steps, "timed steps")->check(CLI::PositiveNumber);
-  args->step_cli->add_option("--warmup", args->step.warmup, "untimed steps before them")
-      ->check(CLI::NonNegativeNumber);
+  args->step_cli->add_option("--warmup", args->step.warmup, "untimed steps before them")->check(CLI::NonNegativeNumber);
 
   args->io_cli = cli->add_subcommand(
       "io", "read throughput of data.sharding static and blocks (and the seed layout) against the page cache");

@@ -15,8 +15,8 @@
 namespace ct {
 
 struct Command {
-  CLI::App* cli = nullptr;                      // chosen when *cli is true after parsing
-  std::function<int(int, char**)> run;          // (argc, argv) -> the process's exit code
+  CLI::App* cli = nullptr;              // chosen when *cli is true after parsing
+  std::function<int(int, char**)> run;  // (argc, argv) -> the process's exit code
 };
 
 Command AddTrainCommand(CLI::App& app);
@@ -31,8 +31,12 @@ Command AddBenchCommand(CLI::App& app);
 int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>& body);
 
 // Before MPI starts (common.cpp). An error found here is printed once, by the rank the launcher
-// calls 0, and returns `code`.
+// calls 0, and returns `code`; another rank waits for the launcher to end it once rank 0 has
+// exited (and prints its own message if that does not happen within 10 s).
 int ReportEarlyError(const std::string& message, int code);
+
+// This machine's host name, for messages printed before MPI starts.
+std::string ProcessHost();
 
 // Why an output file cannot be written ("" when it can), so that every rank does not meet it
 // inside HDF5 and say so in HDF5's words.

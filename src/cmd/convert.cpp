@@ -41,7 +41,8 @@ Command AddConvertCommand(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cli->add_option("out", o.out_path, "output HDF5 file")->required();
-  cli->add_flag("--verify", o.verify, "after writing, read the output back and compare every sample with the seed file");
+  cli->add_flag("--verify", o.verify,
+                "after writing, read the output back and compare every sample with the seed file");
   cli->add_flag("--verify-only", o.verify_only, "compare an existing output with the seed file; write nothing");
   cli->add_flag("-f,--force", args->force, "overwrite an existing output file");
   cli->add_flag("!--no-progress", o.progress, "no progress lines");

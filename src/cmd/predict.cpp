@@ -26,8 +26,9 @@ Command AddPredictCommand(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
   PredictOptions& o = args->options;
   CLI::App* cli = app.add_subcommand(
-      "predict", "write a trained model's reconstructions (recon) and latent means (mu) for every row of an HDF5 "
-                 "file to a new HDF5 file, in parallel");
+      "predict",
+      "write a trained model's reconstructions (recon) and latent means (mu) for every row of an HDF5 "
+      "file to a new HDF5 file, in parallel");
   cli->add_option("--checkpoint", o.checkpoint,
                   "checkpoint written by train (output.dir/checkpoints/epoch-NNNNNN.pt); its config rebuilds the model")
       ->required()

@@ -73,7 +73,8 @@ GradientSync::GradientSync(std::vector<at::Tensor> parameters, Communicator& com
     for (size_t i = 0; i < parameters_.size(); ++i) {
       std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(parameters_[i]);
       if (!accumulator) throw Error("GradientSync: a parameter does not require grad or is not a leaf");
-      const uintptr_t key = accumulator->add_post_hook(std::make_unique<AfterAccumulation>([this, i] { OnGradientReady(i); }));
+      const uintptr_t key =
+          accumulator->add_post_hook(std::make_unique<AfterAccumulation>([this, i] { OnGradientReady(i); }));
       // Holding the accumulator keeps the hook alive; releasing the handle removes the hook.
       hooks_.emplace_back(nullptr, [accumulator, key](void*) { accumulator->del_post_hook(key); });
     }

@@ -57,13 +57,13 @@ class GradientSync {
 
  private:
   struct Bucket {
-    at::Tensor flat;                  // [sum of its parameters' numel]
-    at::Tensor wire;                  // bf16: flat's bfloat16 copy, all-reduced in its place
-    std::vector<size_t> params;       // indices into parameters_
-    size_t unfilled = 0;              // parameters whose gradient is not final yet this step
-    std::unique_ptr<Work> work;       // the all-reduce in flight
+    at::Tensor flat;             // [sum of its parameters' numel]
+    at::Tensor wire;             // bf16: flat's bfloat16 copy, all-reduced in its place
+    std::vector<size_t> params;  // indices into parameters_
+    size_t unfilled = 0;         // parameters whose gradient is not final yet this step
+    std::unique_ptr<Work> work;  // the all-reduce in flight
   };
-  void StartFilling();                // no bucket complete, none launched
+  void StartFilling();  // no bucket complete, none launched
   void PointGradAtBucket(size_t param);
   void OnGradientReady(size_t param);  // the hook, after accumulation into .grad
   void MarkReady(size_t param);
@@ -73,12 +73,12 @@ class GradientSync {
   Communicator& comm_;
   SyncOptions options_;
   std::vector<Bucket> buckets_;
-  std::vector<size_t> bucket_of_;      // parameter -> bucket
-  std::vector<at::Tensor> grad_slot_;  // parameter -> its gradient's place in its bucket
-  std::vector<bool> ready_;            // parameter's gradient is final for this step
+  std::vector<size_t> bucket_of_;             // parameter -> bucket
+  std::vector<at::Tensor> grad_slot_;         // parameter -> its gradient's place in its bucket
+  std::vector<bool> ready_;                   // parameter's gradient is final for this step
   std::vector<std::shared_ptr<void>> hooks_;  // removes a hook when released
-  size_t next_launch_ = 0;             // buckets before this one are launched
-  bool armed_ = false;                 // hooks launch buckets during this backward
+  size_t next_launch_ = 0;                    // buckets before this one are launched
+  bool armed_ = false;                        // hooks launch buckets during this backward
   int64_t num_elements_ = 0;
 };
 

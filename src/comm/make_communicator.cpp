@@ -41,8 +41,9 @@ BackendChoice ChooseBackend(const RuntimeConfig& runtime, const c10::Device& dev
   BackendChoice chosen = runtime.backend;
   if (chosen == BackendChoice::kAuto) chosen = device.is_cuda() ? BackendChoice::kNccl : BackendChoice::kMpi;
   if (chosen == BackendChoice::kMpi && device.is_cuda()) {
-    throw ConfigError("runtime.backend=mpi cannot reduce CUDA tensors in this version; use "
-                      "runtime.backend=auto (nccl) or train.device=cpu");
+    throw ConfigError(
+        "runtime.backend=mpi cannot reduce CUDA tensors in this version; use "
+        "runtime.backend=auto (nccl) or train.device=cpu");
   }
 #ifdef CT_HAVE_NCCL
   if (chosen == BackendChoice::kNccl && !device.is_cuda()) {
@@ -64,7 +65,8 @@ std::unique_ptr<Communicator> MakeCommunicator(const RuntimeConfig& runtime, con
     spdlog::info("communication backend: {} (requested {})", NameOf(chosen), NameOf(runtime.backend));
   }
 #ifdef CT_HAVE_NCCL
-  if (chosen == BackendChoice::kNccl) return std::make_unique<NcclCommunicator>(world.Comm(), device.index(), runtime.comm_timeout_s);
+  if (chosen == BackendChoice::kNccl)
+    return std::make_unique<NcclCommunicator>(world.Comm(), device.index(), runtime.comm_timeout_s);
 #endif
   return std::make_unique<MpiCommunicator>(world.Comm());
 }

@@ -31,11 +31,16 @@ MPI_Op SumOp(const at::Tensor& tensor) {
 
 MPI_Datatype MpiType(const at::Tensor& tensor) {
   switch (tensor.scalar_type()) {
-    case at::kFloat: return MPI_FLOAT;
-    case at::kBFloat16: return MPI_UINT16_T;
-    case at::kDouble: return MPI_DOUBLE;
-    case at::kLong: return MPI_INT64_T;
-    case at::kInt: return MPI_INT32_T;
+    case at::kFloat:
+      return MPI_FLOAT;
+    case at::kBFloat16:
+      return MPI_UINT16_T;
+    case at::kDouble:
+      return MPI_DOUBLE;
+    case at::kLong:
+      return MPI_INT64_T;
+    case at::kInt:
+      return MPI_INT32_T;
     default:
       throw CommError("MPI backend: tensors of dtype " + std::string(c10::toString(tensor.scalar_type())) +
                       " are not supported (" + ProcessIdentity() + "); use float32, float64, bfloat16 or integers");
@@ -105,9 +110,8 @@ void MpiCommunicator::Reduce(at::Tensor& tensor) {
   const MPI_Datatype type = MpiType(tensor);  // validated on one rank too, not only at scale
   if (size_ == 1) return;
   const MPI_Op op = SumOp(tensor);
-  InPieces(tensor, [&](void* data, int count) {
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, count, type, op, comm_));
-  });
+  InPieces(tensor,
+           [&](void* data, int count) { MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, count, type, op, comm_)); });
 }
 
 void MpiCommunicator::Drain() {
@@ -179,8 +183,8 @@ at::Tensor MpiCommunicator::AllGather(const at::Tensor& tensor) {
   std::vector<int64_t> shape = {size_};
   shape.insert(shape.end(), tensor.sizes().begin(), tensor.sizes().end());
   at::Tensor all = at::empty(shape, tensor.options());
-  if (tensor.numel() > INT_MAX) throw CommError("MPI backend all-gather: for small values, got " +
-                                                std::to_string(tensor.numel()) + " elements");
+  if (tensor.numel() > INT_MAX)
+    throw CommError("MPI backend all-gather: for small values, got " + std::to_string(tensor.numel()) + " elements");
   Drain();
   MPI_CHECK(MPI_Allgather(tensor.data_ptr(), static_cast<int>(tensor.numel()), type, all.data_ptr(),
                           static_cast<int>(tensor.numel()), type, comm_));

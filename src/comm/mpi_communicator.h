@@ -37,7 +37,7 @@ class MpiCommunicator : public Communicator {
   struct Job;
   class MpiWork;
   void Reduce(at::Tensor& tensor);  // the MPI_Allreduce itself, on the calling thread
-  void Drain();                      // waits until the communication thread is idle
+  void Drain();                     // waits until the communication thread is idle
   void RunThread();
 
   MPI_Comm comm_;

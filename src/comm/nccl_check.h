@@ -9,20 +9,20 @@
 
 #include "util/error.h"
 
-#define NCCL_CHECK(call)                                                                  \
-  do {                                                                                    \
-    ncclResult_t ct_nccl_rc_ = (call);                                                    \
-    if (ct_nccl_rc_ != ncclSuccess) {                                                     \
-      throw ::ct::CommError(std::string(#call) + " failed at " + ::ct::Where(__FILE__, __LINE__) + \
-                            ": " + ncclGetErrorString(ct_nccl_rc_));                      \
-    }                                                                                     \
+#define NCCL_CHECK(call)                                                                                  \
+  do {                                                                                                    \
+    ncclResult_t ct_nccl_rc_ = (call);                                                                    \
+    if (ct_nccl_rc_ != ncclSuccess) {                                                                     \
+      throw ::ct::CommError(std::string(#call) + " failed at " + ::ct::Where(__FILE__, __LINE__) + ": " + \
+                            ncclGetErrorString(ct_nccl_rc_));                                             \
+    }                                                                                                     \
   } while (0)
 
-#define CUDA_CHECK(call)                                                                  \
-  do {                                                                                    \
-    cudaError_t ct_cuda_rc_ = (call);                                                     \
-    if (ct_cuda_rc_ != cudaSuccess) {                                                     \
-      throw ::ct::CommError(std::string(#call) + " failed at " + ::ct::Where(__FILE__, __LINE__) + \
-                            ": " + cudaGetErrorString(ct_cuda_rc_));                      \
-    }                                                                                     \
+#define CUDA_CHECK(call)                                                                                  \
+  do {                                                                                                    \
+    cudaError_t ct_cuda_rc_ = (call);                                                                     \
+    if (ct_cuda_rc_ != cudaSuccess) {                                                                     \
+      throw ::ct::CommError(std::string(#call) + " failed at " + ::ct::Where(__FILE__, __LINE__) + ": " + \
+                            cudaGetErrorString(ct_cuda_rc_));                                             \
+    }                                                                                                     \
   } while (0)

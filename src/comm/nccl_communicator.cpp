@@ -23,13 +23,19 @@ using Clock = std::chrono::steady_clock;
 
 ncclDataType_t NcclType(const at::Tensor& tensor) {
   switch (tensor.scalar_type()) {
-    case at::kFloat: return ncclFloat32;
-    case at::kDouble: return ncclFloat64;
-    case at::kHalf: return ncclFloat16;
-    case at::kLong: return ncclInt64;
-    case at::kInt: return ncclInt32;
+    case at::kFloat:
+      return ncclFloat32;
+    case at::kDouble:
+      return ncclFloat64;
+    case at::kHalf:
+      return ncclFloat16;
+    case at::kLong:
+      return ncclInt64;
+    case at::kInt:
+      return ncclInt32;
 #if defined(NCCL_VERSION_CODE) && NCCL_VERSION_CODE >= 21000
-    case at::kBFloat16: return ncclBfloat16;
+    case at::kBFloat16:
+      return ncclBfloat16;
 #endif
     default:
       throw CommError("NCCL backend: dtype " + std::string(c10::toString(tensor.scalar_type())) +
@@ -40,8 +46,7 @@ ncclDataType_t NcclType(const at::Tensor& tensor) {
 void CheckTensor(const at::Tensor& tensor, int device, const char* op) {
   if (!tensor.is_cuda() || tensor.get_device() != device) {
     throw CommError(std::string("NCCL backend ") + op + ": tensor is on " + tensor.device().str() +
-                    ", expected cuda:" + std::to_string(device) +
-                    " (use runtime.backend=mpi for CPU tensors)");
+                    ", expected cuda:" + std::to_string(device) + " (use runtime.backend=mpi for CPU tensors)");
   }
   if (!tensor.is_contiguous()) throw CommError(std::string("NCCL backend ") + op + ": tensor must be contiguous");
 }
@@ -227,8 +232,8 @@ at::Tensor NcclCommunicator::AllGather(const at::Tensor& tensor) {
   shape.insert(shape.end(), tensor.sizes().begin(), tensor.sizes().end());
   at::Tensor all = at::empty(shape, tensor.options());
   auto events = state_->Launch("all-gather", [&](cudaStream_t stream) {
-    NCCL_CHECK(ncclAllGather(tensor.data_ptr(), all.data_ptr(), static_cast<size_t>(tensor.numel()),
-                             NcclType(tensor), state_->comm, stream));
+    NCCL_CHECK(ncclAllGather(tensor.data_ptr(), all.data_ptr(), static_cast<size_t>(tensor.numel()), NcclType(tensor),
+                             state_->comm, stream));
   });
   state_->OrderAfter(*events);
   return all;

@@ -82,14 +82,12 @@ bool CopyRowIfFinite(const float* from, float* to, int64_t elements) {
 class Reader {
  public:
   Reader(std::shared_ptr<Shared> shared, BlockStreamOptions options, int64_t batches)
-      : shared_(std::move(shared)), o_(std::move(options)), plan_{o_.schema.Rows(), o_.block_rows},
-        batches_(batches) {}
+      : shared_(std::move(shared)), o_(std::move(options)), plan_{o_.schema.Rows(), o_.block_rows}, batches_(batches) {}
 
   void Run() {
     try {
       // Pinned batches are allocated by this thread: on the training GPU, not device 0.
-      const c10::OptionalDeviceGuard guard(o_.device.is_cuda() ? c10::optional<c10::Device>(o_.device)
-                                                                : c10::nullopt);
+      const c10::OptionalDeviceGuard guard(o_.device.is_cuda() ? c10::optional<c10::Device>(o_.device) : c10::nullopt);
       while (TakeRequest()) ProduceEpoch();
     } catch (...) {
       std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -235,7 +233,7 @@ class Reader {
   int64_t first_batch_ = 0;
   std::unique_ptr<ParallelH5File> file_;
   FileIdentity identity_;
-  at::Tensor window_input_;   // [window rows, ...]: the window's blocks, one after another
+  at::Tensor window_input_;  // [window rows, ...]: the window's blocks, one after another
   at::Tensor window_target_;
 };
 

@@ -24,7 +24,9 @@ void ChirpRow(const ChirpOptions& options, int64_t row, float* noisy, float* cle
   const double tau0 = 0.02;
   const double tau_max = t_merge + tau0;
   const double k = f_start * std::pow(tau_max, 0.375);  // f(tau) = k * tau^(-3/8)
-  auto phase_at = [&](double tau) { return phase0 + kTwoPi * k * (std::pow(tau_max, 0.625) - std::pow(tau, 0.625)) / 0.625; };
+  auto phase_at = [&](double tau) {
+    return phase0 + kTwoPi * k * (std::pow(tau_max, 0.625) - std::pow(tau, 0.625)) / 0.625;
+  };
   const double peak_envelope = std::pow(tau0 / tau_max, -0.25);
   const double phase_merge = phase_at(tau0);
   const double f_merge = k * std::pow(tau0, -0.375);

@@ -10,8 +10,8 @@ std::string TakeHdf5ErrorStack() {
   std::vector<std::string> lines;
   auto collect = [](unsigned, const H5E_error2_t* error, void* data) -> herr_t {
     auto* out = static_cast<std::vector<std::string>*>(data);
-    out->push_back(std::string(error->desc ? error->desc : "?") + " [" +
-                   (error->func_name ? error->func_name : "?") + "]");
+    out->push_back(std::string(error->desc ? error->desc : "?") + " [" + (error->func_name ? error->func_name : "?") +
+                   "]");
     return 0;
   };
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect, &lines);

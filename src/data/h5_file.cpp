@@ -120,8 +120,8 @@ H5Id ParallelH5File::OpenDataset(const std::string& name) const {
   htri_t exists = H5Lexists(file_.get(), name.c_str(), H5P_DEFAULT);
   if (exists <= 0) {
     H5Eclear2(H5E_DEFAULT);
-    throw DataError("HDF5 file '" + path_ + "' has no dataset '" + name +
-                    "'; `clustertrain info " + path_ + "` lists its datasets; set data.input_key / "
+    throw DataError("HDF5 file '" + path_ + "' has no dataset '" + name + "'; `clustertrain info " + path_ +
+                    "` lists its datasets; set data.input_key / "
                     "data.target_key to match, or convert a one-group-per-sample file with "
                     "`clustertrain convert`");
   }
@@ -145,7 +145,8 @@ RowShape ParallelH5File::FloatRows(const std::string& name) const {
   }
   RowShape shape;
   for (hsize_t d : Dims(dataset.get())) shape.dims.push_back(static_cast<int64_t>(d));
-  if (shape.dims.empty()) throw DataError("dataset '" + name + "' in '" + path_ + "' is a scalar; expected rows [N, ...]");
+  if (shape.dims.empty())
+    throw DataError("dataset '" + name + "' in '" + path_ + "' is a scalar; expected rows [N, ...]");
   return shape;
 }
 
@@ -154,8 +155,9 @@ void ParallelH5File::ReadRows(const std::string& name, int64_t start, int64_t co
   const std::vector<hsize_t> dims = Dims(dataset.get());
   const RowShape shape{std::vector<int64_t>(dims.begin(), dims.end())};
   if (start < 0 || count < 0 || start + count > shape.Rows()) {
-    throw DataError("rows [" + std::to_string(start) + ", " + std::to_string(start + count) + ") are outside dataset '" +
-                    name + "' of '" + path_ + "' with " + std::to_string(shape.Rows()) + " rows");
+    throw DataError("rows [" + std::to_string(start) + ", " + std::to_string(start + count) +
+                    ") are outside dataset '" + name + "' of '" + path_ + "' with " + std::to_string(shape.Rows()) +
+                    " rows");
   }
   H5Id file_space(H5_CHECK(H5Dget_space(dataset.get())), H5Sclose);
   H5Id dxpl = Transfer(comm_);
@@ -201,7 +203,8 @@ void ParallelH5File::WriteRows(const std::string& name, int64_t start, int64_t c
     H5Id memory_space(H5_CHECK(H5Screate_simple(static_cast<int>(dims.size()), piece_dims.data(), nullptr)), H5Sclose);
     SelectRows(memory_space.get(), piece_dims, 0, rows);
     SelectRows(file_space.get(), dims, first, rows);
-    H5_CHECK(H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(), dxpl.get(), buffer.data()));
+    H5_CHECK(
+        H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(), dxpl.get(), buffer.data()));
   });
 }
 

@@ -11,11 +11,16 @@ namespace {
 std::string TypeName(hid_t type) {
   const size_t bits = 8 * H5Tget_size(type);
   switch (H5Tget_class(type)) {
-    case H5T_FLOAT: return "float" + std::to_string(bits);
-    case H5T_INTEGER: return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(bits);
-    case H5T_STRING: return "string";
-    case H5T_COMPOUND: return "compound";
-    default: return "other";
+    case H5T_FLOAT:
+      return "float" + std::to_string(bits);
+    case H5T_INTEGER:
+      return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(bits);
+    case H5T_STRING:
+      return "string";
+    case H5T_COMPOUND:
+      return "compound";
+    default:
+      return "other";
   }
 }
 
@@ -113,7 +118,8 @@ std::string DescribeH5File(const std::string& path) {
   if (walk.groups_listed > 4) {
     H5G_info_t info;
     H5Gget_info(file.get(), &info);
-    out << "  ... " << info.nlinks << " top-level entries; groups beyond the first 4 not shown. A one-group-per-sample\n"
+    out << "  ... " << info.nlinks
+        << " top-level entries; groups beyond the first 4 not shown. A one-group-per-sample\n"
         << "  file is slow to train from: `clustertrain convert` writes the contiguous layout.\n";
   }
   return out.str();

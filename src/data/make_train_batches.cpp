@@ -49,7 +49,8 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DataConfig& data, int64_t b
   } else if (mode == Sharding::kStatic && static_bytes > budget) {
     throw ConfigError("data.sharding=static keeps a rank's " + std::to_string(slice_rows) + " rows of '" + data.train +
                       "' in memory: " + Gib(static_cast<double>(static_bytes)) + ", over data.memory_budget (" +
-                      Gib(static_cast<double>(budget)) + "); set data.sharding=blocks to stream them, run more "
+                      Gib(static_cast<double>(budget)) +
+                      "); set data.sharding=blocks to stream them, run more "
                       "ranks, or raise data.memory_budget");
   }
   if (mode == Sharding::kStatic) {

@@ -45,8 +45,8 @@ class PassProgress {
     const double rows_all = fraction * static_cast<double>(total_rows_);
     const std::string bar = std::string(static_cast<size_t>(20 * fraction), '#') +
                             std::string(20 - static_cast<size_t>(20 * fraction), '.');
-    spdlog::info("convert: {:<16} [{}] {:5.1f}%  {:>9.0f}/{} samples  {:7.1f} MB/s", what_, bar, 100 * fraction, rows_all,
-                 total_rows_, seconds > 0 ? rows_all * static_cast<double>(row_bytes_) / seconds / 1e6 : 0.0);
+    spdlog::info("convert: {:<16} [{}] {:5.1f}%  {:>9.0f}/{} samples  {:7.1f} MB/s", what_, bar, 100 * fraction,
+                 rows_all, total_rows_, seconds > 0 ? rows_all * static_cast<double>(row_bytes_) / seconds / 1e6 : 0.0);
   }
 
  private:
@@ -135,8 +135,8 @@ void ConvertSeedLayout(const ConvertOptions& o, const MpiWorld& world) {
   const RowRange slice = RankSlice(seed.Samples(), size, rank);
   if (lead) {
     spdlog::info("convert: '{}' holds {} samples (input {} values, target {} values, stored as {}), {} ranks",
-                 o.seed_path, seed.Samples(), Product(seed.InputDims()), Product(seed.TargetDims()),
-                 seed.StoredType(), size);
+                 o.seed_path, seed.Samples(), Product(seed.InputDims()), Product(seed.TargetDims()), seed.StoredType(),
+                 size);
   }
   const std::string path = o.verify_only ? o.out_path : TemporaryPathFor(o.out_path);
   if (!o.verify_only) Write(o, seed, path, slice, comm, lead);

@@ -16,9 +16,7 @@ herr_t CountSample(hid_t, const char* name, const H5L_info_t*, void* count) {
   return 0;
 }
 
-std::string SampleName(int64_t i, const std::string& name) {
-  return "sample" + std::to_string(i) + "/" + name;
-}
+std::string SampleName(int64_t i, const std::string& name) { return "sample" + std::to_string(i) + "/" + name; }
 
 std::string DimsText(const std::vector<int64_t>& dims) {
   std::string s = "[";
@@ -55,8 +53,11 @@ SeedLayoutReader::SeedLayoutReader(const std::string& path) : path_(path) {
   file_ = H5Id(id, H5Fclose);
   H5_CHECK(H5Literate(file_.get(), H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, CountSample, &samples_));
   if (samples_ == 0) {
-    throw DataError("'" + path + "' has no sample{i} groups at its root, so it is not in the one-group-per-sample "
-                    "layout; `clustertrain info " + path + "` lists what it holds (a file that already has 'input' "
+    throw DataError("'" + path +
+                    "' has no sample{i} groups at its root, so it is not in the one-group-per-sample "
+                    "layout; `clustertrain info " +
+                    path +
+                    "` lists what it holds (a file that already has 'input' "
                     "and 'target' datasets needs no conversion)");
   }
   for (const char* name : {"input", "target"}) {
@@ -73,7 +74,8 @@ SeedLayoutReader::SeedLayoutReader(const std::string& path) : path_(path) {
   target_dims_ = DatasetDims(0, "target", target.get());
   H5Id type(H5_CHECK(H5Dget_type(input.get())), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_FLOAT) {
-    throw DataError("'" + path + "': " + SampleName(0, "input") + " is not floating point; convert reads float32 "
+    throw DataError("'" + path + "': " + SampleName(0, "input") +
+                    " is not floating point; convert reads float32 "
                     "or float64 samples");
   }
   stored_type_ = "float" + std::to_string(8 * H5Tget_size(type.get()));

@@ -51,8 +51,10 @@ ShardLoader ShardLoader::Load(const std::string& path, const std::string& input_
     input = read(input_key, input_shape);
     target = read(target_key, target_shape);
     if (file.IndependentFallbackCause() != 0 && rank == 0) {
-      spdlog::warn("reading '{}': HDF5 fell back from collective to independent I/O (H5D_MPIO cause bits {:#x}); "
-                   "reads still work, but slower on a parallel file system", path, file.IndependentFallbackCause());
+      spdlog::warn(
+          "reading '{}': HDF5 fell back from collective to independent I/O (H5D_MPIO cause bits {:#x}); "
+          "reads still work, but slower on a parallel file system",
+          path, file.IndependentFallbackCause());
     }
   }
   // This rank's rows alone: after the collective part, since it can fail on some ranks only.
@@ -87,7 +89,10 @@ int64_t TrainBatches::RowLength() const {
 }
 
 StaticBatches::StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank)
-    : rows_(std::move(rows)), batch_(batch), seed_(seed), rank_(rank),
+    : rows_(std::move(rows)),
+      batch_(batch),
+      seed_(seed),
+      rank_(rank),
       batches_(StepsPerEpoch(rows_.TotalRows(), world_size, batch)) {}
 
 std::string StaticBatches::Describe() const {

@@ -22,7 +22,7 @@ class ShardLoader {
 
   ShardLoader(at::Tensor input, at::Tensor target, int64_t total_rows);
 
-  int64_t Rows() const { return input_.size(0); }   // rows on this rank
+  int64_t Rows() const { return input_.size(0); }    // rows on this rank
   int64_t TotalRows() const { return total_rows_; }  // rows over all ranks
   int64_t RowLength() const { return input_.numel() / std::max<int64_t>(Rows(), 1); }
   std::vector<int64_t> RowDims() const { return input_.sizes().slice(1).vec(); }

@@ -28,17 +28,13 @@ RowRange RankSlice(int64_t rows, int world_size, int rank) {
   return {rows * rank / world_size, rows * (rank + 1) / world_size};
 }
 
-int64_t StepsPerEpoch(int64_t rows, int world_size, int64_t batch) {
-  return (rows / world_size) / batch;
-}
+int64_t StepsPerEpoch(int64_t rows, int world_size, int64_t batch) { return (rows / world_size) / batch; }
 
 std::vector<int64_t> EpochPermutation(int64_t n, uint64_t seed, int64_t epoch, int rank) {
   return Permutation(n, MixSeed(seed, static_cast<uint64_t>(epoch) + 1, static_cast<uint64_t>(rank) + 1));
 }
 
-RowRange BlockPlan::Block(int64_t b) const {
-  return {b * block_rows, std::min(rows, (b + 1) * block_rows)};
-}
+RowRange BlockPlan::Block(int64_t b) const { return {b * block_rows, std::min(rows, (b + 1) * block_rows)}; }
 
 std::vector<int64_t> EpochBlocks(const BlockPlan& plan, int world_size, int rank, uint64_t seed, int64_t epoch) {
   // rank 0 in the mix for everyone: the block permutation is shared, so the ranks' blocks are disjoint.
@@ -77,8 +73,8 @@ std::vector<int64_t> WindowPermutation(int64_t n, uint64_t seed, int64_t epoch, 
                                 (static_cast<uint64_t>(rank) << 32) + static_cast<uint64_t>(window)));
 }
 
-std::vector<int64_t> EpochBlockRowOrder(const BlockPlan& plan, int world_size, int rank, uint64_t seed,
-                                        int64_t epoch, int64_t window_blocks) {
+std::vector<int64_t> EpochBlockRowOrder(const BlockPlan& plan, int world_size, int rank, uint64_t seed, int64_t epoch,
+                                        int64_t window_blocks) {
   const std::vector<int64_t> blocks = EpochBlocks(plan, world_size, rank, seed, epoch);
   std::vector<int64_t> order;
   for (size_t first = 0, window = 0; first < blocks.size(); first += static_cast<size_t>(window_blocks), ++window) {
@@ -87,8 +83,8 @@ std::vector<int64_t> EpochBlockRowOrder(const BlockPlan& plan, int world_size, i
       const RowRange block = plan.Block(blocks[i]);
       for (int64_t row = block.begin; row < block.end; ++row) rows.push_back(row);
     }
-    for (int64_t i : WindowPermutation(static_cast<int64_t>(rows.size()), seed, epoch, rank,
-                                       static_cast<int64_t>(window))) {
+    for (int64_t i :
+         WindowPermutation(static_cast<int64_t>(rows.size()), seed, epoch, rank, static_cast<int64_t>(window))) {
       order.push_back(rows[static_cast<size_t>(i)]);
     }
   }

@@ -60,7 +60,7 @@ std::vector<int64_t> WindowPermutation(int64_t n, uint64_t seed, int64_t epoch, 
 
 // Every row this rank visits in an epoch, in order (global row indices): what the block loader
 // serves, as one list. For tests and benchmarks; the loader streams it window by window.
-std::vector<int64_t> EpochBlockRowOrder(const BlockPlan& plan, int world_size, int rank, uint64_t seed,
-                                        int64_t epoch, int64_t window_blocks);
+std::vector<int64_t> EpochBlockRowOrder(const BlockPlan& plan, int world_size, int rank, uint64_t seed, int64_t epoch,
+                                        int64_t window_blocks);
 
 }  // namespace ct

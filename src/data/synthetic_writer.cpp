@@ -19,9 +19,8 @@ void WriteChirpDataset(const std::string& path, int64_t rows, const ChirpOptions
     file.CreateFloatRows("input", {rows, options.length});
     file.CreateFloatRows("target", {rows, options.length});
     file.WriteAttribute("generator", "clustertrain make-data (synthetic chirps)");
-    file.WriteAttribute("parameters", "length=" + std::to_string(options.length) +
-                                          " noise_std=" + std::to_string(options.noise_std) +
-                                          " seed=" + std::to_string(options.seed));
+    file.WriteAttribute("parameters", "length=" + std::to_string(options.length) + " noise_std=" +
+                                          std::to_string(options.noise_std) + " seed=" + std::to_string(options.seed));
     const RowRange slice = RankSlice(rows, size, rank);
     // One generator call makes a row's noisy and clean versions; each dataset's pass
     // regenerates its rows (cheap next to the write) so memory stays one piece, not a slice.

@@ -22,8 +22,9 @@ std::unique_ptr<Model> MakeModel(const ModelConfig& c, const std::vector<int64_t
   if (c.kind == ModelKind::kTorchScript) return std::make_unique<TorchScriptModel>(c.path, input_dims, target_dims);
   const std::string rows = "[" + Join(input_dims) + "]";
   if (input_dims != target_dims) {
-    throw ConfigError("model.kind=" + std::string(NameOf(c.kind)) + " reconstructs its input, but input rows are " + rows +
-                      " and target rows [" + Join(target_dims) + "]; use rows of one shape, or a TorchScript model "
+    throw ConfigError("model.kind=" + std::string(NameOf(c.kind)) + " reconstructs its input, but input rows are " +
+                      rows + " and target rows [" + Join(target_dims) +
+                      "]; use rows of one shape, or a TorchScript model "
                       "(model.kind=torchscript)");
   }
   if (c.kind == ModelKind::kVaeMlp) {
@@ -31,10 +32,9 @@ std::unique_ptr<Model> MakeModel(const ModelConfig& c, const std::vector<int64_t
       throw ConfigError("model.kind=vae_mlp takes rows [L], but the rows are " + rows +
                         "; use model.kind=vae_conv1d for rows [C, L]");
     }
-    return std::make_unique<BuiltinModel<VaeMlp>>(
-        "vae_mlp length=" + std::to_string(input_dims[0]) + " hidden=" + Join(c.hidden) +
-                       " latent=" + std::to_string(c.latent),
-        VaeMlp(input_dims[0], c.hidden, c.latent), c.latent);
+    return std::make_unique<BuiltinModel<VaeMlp>>("vae_mlp length=" + std::to_string(input_dims[0]) + " hidden=" +
+                                                      Join(c.hidden) + " latent=" + std::to_string(c.latent),
+                                                  VaeMlp(input_dims[0], c.hidden, c.latent), c.latent);
   }
   if (c.kind == ModelKind::kVaeConv1d) {
     if (input_dims.empty() || input_dims.size() > 2) {
@@ -44,9 +44,9 @@ std::unique_ptr<Model> MakeModel(const ModelConfig& c, const std::vector<int64_t
     // Padding k/2 keeps every length >= 1, however many layers.
     const std::vector<int64_t> lengths = Conv1dLengths(input_dims.back(), shape);
     return std::make_unique<BuiltinModel<VaeConv1d>>(
-        "vae_conv1d rows=" + rows + " channels=" + Join(c.channels) + " kernel=" +
-                          std::to_string(c.kernel_size) + " stride=" + std::to_string(c.stride) + " latent=" +
-                          std::to_string(c.latent) + " (lengths " + Join(lengths) + ")",
+        "vae_conv1d rows=" + rows + " channels=" + Join(c.channels) + " kernel=" + std::to_string(c.kernel_size) +
+            " stride=" + std::to_string(c.stride) + " latent=" + std::to_string(c.latent) + " (lengths " +
+            Join(lengths) + ")",
         VaeConv1d(shape), c.latent);
   }
   throw ConfigError("model.kind='" + std::string(NameOf(c.kind)) + "' is not a model clustertrain knows");

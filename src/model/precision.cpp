@@ -14,7 +14,9 @@ void SetEnabled(c10::DeviceType d, bool on) { at::autocast::set_autocast_enabled
 c10::ScalarType GetDtype(c10::DeviceType d) { return at::autocast::get_autocast_dtype(d); }
 void SetDtype(c10::DeviceType d, c10::ScalarType t) { at::autocast::set_autocast_dtype(d, t); }
 #else
-bool IsEnabled(c10::DeviceType d) { return d == c10::kCUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled(); }
+bool IsEnabled(c10::DeviceType d) {
+  return d == c10::kCUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+}
 void SetEnabled(c10::DeviceType d, bool on) {
   if (d == c10::kCUDA) {
     at::autocast::set_enabled(on);

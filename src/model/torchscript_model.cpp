@@ -37,8 +37,10 @@ TorchScriptModel::TorchScriptModel(const std::string& path, const std::vector<in
   if (!forward) throw ConfigError(where + " has no forward method; " + kConvention);
   const size_t inputs = forward->function().getSchema().arguments().size() - 1;  // without self
   if (inputs != 1) {
-    throw ConfigError(where + ": forward takes " + std::to_string(inputs) + " inputs besides self, but "
-                      "clustertrain calls forward(x) with one batch of input rows; " + kConvention);
+    throw ConfigError(where + ": forward takes " + std::to_string(inputs) +
+                      " inputs besides self, but "
+                      "clustertrain calls forward(x) with one batch of input rows; " +
+                      kConvention);
   }
   int64_t elements = 0;
   std::ostringstream names;  // the architecture: parameter names and shapes
@@ -105,10 +107,14 @@ VaeOutput TorchScriptModel::Unpack(const c10::IValue& out) const {
     VaeOutput result;
     for (const auto& item : out.toGenericDict()) {
       const std::string key = item.key().isString() ? item.key().toStringRef() : "?";
-      if (key == "recon") result.recon = tensor(item.value(), "recon");
-      else if (key == "mu") result.mu = tensor(item.value(), "mu");
-      else if (key == "logvar") result.logvar = tensor(item.value(), "logvar");
-      else throw ConfigError("model.path='" + path_ + "': forward's dict has key '" + key + "'; " + kConvention);
+      if (key == "recon")
+        result.recon = tensor(item.value(), "recon");
+      else if (key == "mu")
+        result.mu = tensor(item.value(), "mu");
+      else if (key == "logvar")
+        result.logvar = tensor(item.value(), "logvar");
+      else
+        throw ConfigError("model.path='" + path_ + "': forward's dict has key '" + key + "'; " + kConvention);
     }
     if (!result.recon.defined() || result.mu.defined() != result.logvar.defined()) {
       throw ConfigError("model.path='" + path_ + "': forward's dict needs 'recon', and 'mu' and 'logvar' together; " +

@@ -16,7 +16,8 @@ std::vector<int64_t> Conv1dLengths(int64_t length, const Conv1dShape& shape) {
 }
 
 VaeConv1dImpl::VaeConv1dImpl(const Conv1dShape& shape)
-    : shape_(shape), in_channels_(shape.row_dims.size() == 2 ? shape.row_dims[0] : 1),
+    : shape_(shape),
+      in_channels_(shape.row_dims.size() == 2 ? shape.row_dims[0] : 1),
       lengths_(Conv1dLengths(shape.row_dims.back(), shape)) {
   const int64_t k = shape.kernel_size, s = shape.stride, padding = k / 2;
   const size_t n = shape.channels.size();

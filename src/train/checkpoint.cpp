@@ -1,8 +1,8 @@
 #include "train/checkpoint.h"
 
+#include <c10/core/GradMode.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
-#include <c10/core/GradMode.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -40,7 +40,8 @@ void Put(torch::serialize::OutputArchive& archive, const char* key, T value) {
 c10::IValue Get(torch::serialize::InputArchive& archive, const char* key, const std::string& path) {
   c10::IValue value;
   if (!archive.try_read(key, value)) {
-    throw Error("checkpoint '" + path + "' lacks '" + key + "': not a clustertrain checkpoint, or from another version");
+    throw Error("checkpoint '" + path + "' lacks '" + key +
+                "': not a clustertrain checkpoint, or from another version");
   }
   return value;
 }
@@ -102,8 +103,8 @@ void WriteNested(torch::serialize::OutputArchive& archive, const std::vector<Nam
 }
 
 // Reads into the tensors of `state` in place (they share their TensorImpl with the model's).
-void ReadNested(torch::serialize::InputArchive& archive, const std::vector<NamedTensor>& state,
-                const std::string& path, const std::string& prefix) {
+void ReadNested(torch::serialize::InputArchive& archive, const std::vector<NamedTensor>& state, const std::string& path,
+                const std::string& prefix) {
   const Level level = SplitLevel(state);
   for (NamedTensor leaf : level.leaves) {
     // try_read replaces the tensor whatever its shape: the model's own shape is checked after.

@@ -41,10 +41,11 @@ void HangWatchdog::Watch() {
   while (!stop_signal_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; })) {
     const double silent = static_cast<double>(NowNs() - last_beat_ns_) / 1e9;
     if (silent < timeout_seconds_) continue;
-    spdlog::error("no progress for {:.0f} s at '{}' ({}): a peer rank is hung, stopped or far behind (or this "
-                  "one is); ending the job. runtime.watchdog_s={} sets this limit (raise it if a checkpoint "
-                  "or validation legitimately takes longer)",
-                  silent, phase_.load(), ProcessIdentity(), timeout_seconds_);
+    spdlog::error(
+        "no progress for {:.0f} s at '{}' ({}): a peer rank is hung, stopped or far behind (or this "
+        "one is); ending the job. runtime.watchdog_s={} sets this limit (raise it if a checkpoint "
+        "or validation legitimately takes longer)",
+        silent, phase_.load(), ProcessIdentity(), timeout_seconds_);
     spdlog::default_logger()->flush();
     AbortAllCommunicators();
     std::_Exit(kExitComm);  // not MPI_Abort: the main thread may be inside MPI right now

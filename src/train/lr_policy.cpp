@@ -17,8 +17,8 @@ double LrPolicy::ScaledFor(int64_t other_global_batch) const {
 std::string LrPolicy::Derivation() const {
   std::ostringstream out;
   out << "global batch " << global_batch << " = " << batch_per_rank << " x " << world_size
-      << (world_size == 1 ? " rank" : " ranks") << " x " << accumulation << "; lr " << base_lr << " -> "
-      << scaled_lr << " by the " << NameOf(scaling) << " rule (base batch " << base_batch << ")";
+      << (world_size == 1 ? " rank" : " ranks") << " x " << accumulation << "; lr " << base_lr << " -> " << scaled_lr
+      << " by the " << NameOf(scaling) << " rule (base batch " << base_batch << ")";
   if (warmup_steps > 0) {
     out << "; warmup " << warmup_epochs << " epochs (" << warmup_steps << " steps) from " << base_lr;
   } else {
@@ -40,8 +40,8 @@ double ScaledLr(double base_lr, int64_t base_batch, int64_t global_batch, LrScal
   return base_lr;
 }
 
-LrPolicy MakeLrPolicy(double base_lr, int64_t base_batch, int64_t batch_per_rank, int world_size,
-                      int64_t accumulation, LrScaling scaling, double warmup_epochs, int64_t steps_per_epoch) {
+LrPolicy MakeLrPolicy(double base_lr, int64_t base_batch, int64_t batch_per_rank, int world_size, int64_t accumulation,
+                      LrScaling scaling, double warmup_epochs, int64_t steps_per_epoch) {
   LrPolicy policy;
   policy.base_lr = base_lr;
   policy.base_batch = base_batch;

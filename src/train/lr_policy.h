@@ -41,7 +41,7 @@ struct LrPolicy {
 // base_lr scaled from base_batch to global_batch by `scaling`.
 double ScaledLr(double base_lr, int64_t base_batch, int64_t global_batch, LrScaling scaling);
 
-LrPolicy MakeLrPolicy(double base_lr, int64_t base_batch, int64_t batch_per_rank, int world_size,
-                      int64_t accumulation, LrScaling scaling, double warmup_epochs, int64_t steps_per_epoch);
+LrPolicy MakeLrPolicy(double base_lr, int64_t base_batch, int64_t batch_per_rank, int world_size, int64_t accumulation,
+                      LrScaling scaling, double warmup_epochs, int64_t steps_per_epoch);
 
 }  // namespace ct

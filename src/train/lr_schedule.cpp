@@ -20,9 +20,8 @@ bool LrSchedule::EndEpoch(int64_t global_step, double val_loss) {
 LrSchedule::State LrSchedule::Snapshot() const { return {lr_, plateau_.Snapshot(), policy_.global_batch}; }
 
 double LrSchedule::Restore(const State& state, int64_t global_step) {
-  const double scale = state.global_batch == policy_.global_batch
-                           ? 1.0
-                           : policy_.scaled_lr / policy_.ScaledFor(state.global_batch);
+  const double scale =
+      state.global_batch == policy_.global_batch ? 1.0 : policy_.scaled_lr / policy_.ScaledFor(state.global_batch);
   lr_ = policy_.InWarmup(global_step) ? policy_.WarmupLr(global_step) : state.lr * scale;
   PlateauScheduler::State plateau = state.plateau;
   plateau.lr *= scale;

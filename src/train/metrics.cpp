@@ -70,8 +70,8 @@ std::string ConsoleLine(const EpochRecord& r, int64_t epochs) {
   std::snprintf(text, sizeof(text),
                 "epoch %3lld/%lld  train %.5f (mse %.5f kl %.3f)  val %.5f (mse %.5f kl %.3f)  lr %.2e  "
                 "%.0f samples/s  %.1f s",
-                static_cast<long long>(r.epoch), static_cast<long long>(epochs), r.train_loss, r.train_mse,
-                r.train_kl, r.val_loss, r.val_mse, r.val_kl, r.lr, r.samples_per_s, r.epoch_seconds);
+                static_cast<long long>(r.epoch), static_cast<long long>(epochs), r.train_loss, r.train_mse, r.train_kl,
+                r.val_loss, r.val_mse, r.val_kl, r.lr, r.samples_per_s, r.epoch_seconds);
   return text;
 }
 

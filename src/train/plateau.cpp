@@ -7,7 +7,8 @@ namespace ct {
 
 namespace {
 double WorstValue(const PlateauConfig& config) {
-  return config.mode == PlateauMode::kMin ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  return config.mode == PlateauMode::kMin ? std::numeric_limits<double>::infinity()
+                                          : -std::numeric_limits<double>::infinity();
 }
 }  // namespace
 

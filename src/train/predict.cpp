@@ -13,8 +13,8 @@
 #include "cluster/placement.h"
 #include "data/h5_file.h"
 #include "data/sharding.h"
-#include "model/make_model.h"
 #include "model/forward.h"
+#include "model/make_model.h"
 #include "train/checkpoint.h"
 #include "util/atomic_file.h"
 #include "util/config.h"
@@ -70,7 +70,7 @@ PredictInput OpenInputAndModel(const PredictOptions& o, const Config& config, co
 // same number of collective writes on every rank (some with no rows). Returns the datasets'
 // shapes for the log: "recon [N, L], mu [N, 16]".
 std::string WritePredictions(const std::string& path, PredictInput& in, const PredictOptions& o, const Config& config,
-                      const MpiWorld& world, const c10::Device& device) {
+                             const MpiWorld& world, const c10::Device& device) {
   const std::vector<int64_t> row_dims(in.rows.dims.begin() + 1, in.rows.dims.end());
   auto forward = [&](const at::Tensor& x) {  // x: [B, ...] on the host -> float32 on the host
     VaeOutput out = ForwardPass(*in.model, x.to(device), config.train.precision);
@@ -105,7 +105,8 @@ std::string WritePredictions(const std::string& path, PredictInput& in, const Pr
     }
   }
   std::string shapes = "recon " + RowShape{WithRows(in.rows.Rows(), recon_dims)}.Str();
-  if (probe.mu.defined()) shapes += ", mu [" + std::to_string(in.rows.Rows()) + ", " + std::to_string(probe.mu.size(1)) + "]";
+  if (probe.mu.defined())
+    shapes += ", mu [" + std::to_string(in.rows.Rows()) + ", " + std::to_string(probe.mu.size(1)) + "]";
   return shapes;
 }
 

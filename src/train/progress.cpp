@@ -17,8 +17,8 @@ bool DrawBar(ProgressStyle style) {
 }
 }  // namespace
 
-Progress::Progress(bool enabled, ProgressStyle style, int64_t log_every, int64_t epoch, int64_t epochs,
-                   int64_t steps, int64_t samples_per_step)
+Progress::Progress(bool enabled, ProgressStyle style, int64_t log_every, int64_t epoch, int64_t epochs, int64_t steps,
+                   int64_t samples_per_step)
     : enabled_(enabled),
       terminal_(enabled && DrawBar(style)),
       log_every_(log_every),

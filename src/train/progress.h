@@ -16,8 +16,8 @@ namespace ct {
 
 class Progress {
  public:
-  Progress(bool enabled, ProgressStyle style, int64_t log_every, int64_t epoch, int64_t epochs,
-           int64_t steps, int64_t samples_per_step);
+  Progress(bool enabled, ProgressStyle style, int64_t log_every, int64_t epoch, int64_t epochs, int64_t steps,
+           int64_t samples_per_step);
   void Step(int64_t done);  // `done` optimizer steps finished in this epoch
   void Finish();            // clears the bar before the epoch line
 

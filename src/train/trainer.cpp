@@ -29,9 +29,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
@@ -114,12 +112,12 @@ std::string Trainer::PrepareRunDirectory(const std::string& resume) {
 void Trainer::LoadData() {
   const auto start = Clock::now();
   RunAgreed(world_, [&] {
-    train_ = MakeTrainBatches(config_.data, config_.train.batch_size, static_cast<uint64_t>(config_.train.seed),
-                              world_, device_);
+    train_ = MakeTrainBatches(config_.data, config_.train.batch_size, static_cast<uint64_t>(config_.train.seed), world_,
+                              device_);
   });
   RunAgreed(world_, [&] {
-    val_.emplace(ShardLoader::Load(config_.data.val, config_.data.input_key, config_.data.target_key, world_.Comm(),
-                                   device_));
+    val_.emplace(
+        ShardLoader::Load(config_.data.val, config_.data.input_key, config_.data.target_key, world_.Comm(), device_));
   });
   if (train_->RowLength() != val_->RowLength()) {
     throw Error("training rows have " + std::to_string(train_->RowLength()) + " values but validation rows have " +
@@ -193,8 +191,8 @@ void Trainer::Resume(const std::string& checkpoint) {
     resumed_losses_ = s.world_size == world_.Size() ? s.partial_losses[world_.Rank()] : s.partial_losses.mean(0);
     if (resumed_losses_.size(0) != steps_) {
       throw ConfigError("checkpoint '" + checkpoint + "' stopped inside an epoch of " +
-                        std::to_string(resumed_losses_.size(0)) + " steps, but this run has " +
-                        std::to_string(steps_) + " steps per epoch; resume with the same data, batch size and world "
+                        std::to_string(resumed_losses_.size(0)) + " steps, but this run has " + std::to_string(steps_) +
+                        " steps per epoch; resume with the same data, batch size and world "
                         "size, or from an epoch-boundary checkpoint (epoch-NNNNNN.pt)");
     }
   }
@@ -209,8 +207,8 @@ void Trainer::Resume(const std::string& checkpoint) {
   metrics_.Restore(s.metrics);
   if (lead_) {
     spdlog::info("resumed from {}: epoch {} done{}, step {}, lr {:.3e}", checkpoint, s.epoch,
-                 s.step_in_epoch ? " and " + std::to_string(s.step_in_epoch) + " steps of the next" : "",
-                 s.global_step, lr_->Lr());
+                 s.step_in_epoch ? " and " + std::to_string(s.step_in_epoch) + " steps of the next" : "", s.global_step,
+                 lr_->Lr());
   }
 }
 
@@ -248,7 +246,8 @@ Trainer::EpochTotals Trainer::TrainEpoch(int64_t epoch) {
   for (int64_t step = resuming_here ? start_step_ : 0; step < steps_; ++step, ++global_step_) {
     watchdog_->Beat("training step");
     // A test holds here until its signal arrives (not again when resumed at this very step).
-    if (global_step_ == hold_step_ && global_step_ != first_global_step_) WaitForSignal(*watchdog_, global_step_, lead_);
+    if (global_step_ == hold_step_ && global_step_ != first_global_step_)
+      WaitForSignal(*watchdog_, global_step_, lead_);
     if (StopRequestedEverywhere()) CheckpointAndStopForPreemption(epoch, step, totals.step_losses);
     Step(epoch, step, totals);
     progress.Step(step + 1);
@@ -263,8 +262,8 @@ Trainer::EpochTotals Trainer::TrainEpoch(int64_t epoch) {
 void Trainer::Step(int64_t epoch, int64_t step, EpochTotals& totals) {
   const int64_t accumulation = config_.train.accumulation_steps;
   // Sampling noise: per rank and per step, so that a resumed run draws the same noise.
-  torch::manual_seed(MixSeed(static_cast<uint64_t>(config_.train.seed),
-                             0xC0FFEE + static_cast<uint64_t>(global_step_), static_cast<uint64_t>(world_.Rank())));
+  torch::manual_seed(MixSeed(static_cast<uint64_t>(config_.train.seed), 0xC0FFEE + static_cast<uint64_t>(global_step_),
+                             static_cast<uint64_t>(world_.Rank())));
   SetLearningRate(*optimizer_, lr_->ForStep(global_step_));
   optimizer_->zero_grad();
   for (int64_t micro = 0; micro < accumulation; ++micro) {
@@ -275,9 +274,9 @@ void Trainer::Step(int64_t epoch, int64_t step, EpochTotals& totals) {
     const LossTerms loss = ForwardAndLoss(*model_, b, config_.model.beta, config_.train.precision);
     sync_->PrepareBackward(/*communicate=*/micro == accumulation - 1);
     (loss.total / static_cast<double>(accumulation)).backward();
-    totals.step_losses[step] += at::stack({loss.total.detach(), loss.per_sample.mse.mean().detach(),
-                                          loss.per_sample.kl.mean().detach()}) /
-                                static_cast<double>(accumulation);
+    totals.step_losses[step] +=
+        at::stack({loss.total.detach(), loss.per_sample.mse.mean().detach(), loss.per_sample.kl.mean().detach()}) /
+        static_cast<double>(accumulation);
     totals.data_seconds += std::chrono::duration<double>(t1 - t0).count();
     totals.compute_seconds += SecondsSince(t1);
   }

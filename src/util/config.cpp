@@ -53,8 +53,8 @@ size_t EditDistance(const std::string& a, const std::string& b) {
       best = key.name;
     }
   }
-  std::string hint = best.empty() ? "run `clustertrain train --help-config` for the list of keys"
-                                  : "did you mean '" + best + "'?";
+  std::string hint =
+      best.empty() ? "run `clustertrain train --help-config` for the list of keys" : "did you mean '" + best + "'?";
   throw ConfigError("unknown config key '" + name + "' (" + where + "): " + hint);
 }
 
@@ -63,8 +63,8 @@ std::string Location(const std::string& path, const YAML::Node& node) {
 }
 
 // Walks a YAML mapping; every leaf must be a known key.
-void ApplyMapping(const YAML::Node& node, const std::string& prefix, const std::string& path,
-                  Config& config, std::set<std::string>& seen) {
+void ApplyMapping(const YAML::Node& node, const std::string& prefix, const std::string& path, Config& config,
+                  std::set<std::string>& seen) {
   if (!node.IsMap()) {
     throw ConfigError("config file " + Location(path, node) + ": '" +
                       (prefix.empty() ? std::string("the top level") : prefix) +
@@ -109,26 +109,29 @@ void ApplyOverride(const std::string& assignment, Config& config) {
 // `how_to_make`: how a user creates such a file, for the message when it is missing.
 void CheckPathReadable(const std::string& key, const std::string& path, const std::string& how_to_make) {
   if (path.empty()) {
-    throw ConfigError("config key '" + key + "' is not set: give the HDF5 file in the config or with --set " +
-                      key + "=PATH (`clustertrain make-data` writes a synthetic one)");
+    throw ConfigError("config key '" + key + "' is not set: give the HDF5 file in the config or with --set " + key +
+                      "=PATH (`clustertrain make-data` writes a synthetic one)");
   }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    throw ConfigError("config key '" + key + "': file '" + path + "' does not exist (relative paths are "
-                      "relative to the working directory " + std::filesystem::current_path().string() +
-                      "); " + how_to_make + " or fix the path");
+    throw ConfigError("config key '" + key + "': file '" + path +
+                      "' does not exist (relative paths are "
+                      "relative to the working directory " +
+                      std::filesystem::current_path().string() + "); " + how_to_make + " or fix the path");
   }
 }
 
 void ValidateRelations(const Config& c) {
   if (c.output.dir.empty()) throw ConfigError("config key 'output.dir' is empty: give a run directory");
   if (c.train.on_nonfinite == OnNonFinite::kSkip && c.train.nan_check_every == 0) {
-    throw ConfigError("config key 'train.on_nonfinite' is skip, but steps are checked only at epoch ends "
-                      "(train.nan_check_every=0): set train.nan_check_every (1 checks every step)");
+    throw ConfigError(
+        "config key 'train.on_nonfinite' is skip, but steps are checked only at epoch ends "
+        "(train.nan_check_every=0): set train.nan_check_every (1 checks every step)");
   }
   if (c.model.kind == ModelKind::kTorchScript && c.model.path.empty()) {
-    throw ConfigError("config key 'model.kind' is torchscript, but model.path is empty: give the module file "
-                      "(torch.jit.script(model).save(path) in Python; see configs/torchscript/)");
+    throw ConfigError(
+        "config key 'model.kind' is torchscript, but model.path is empty: give the module file "
+        "(torch.jit.script(model).save(path) in Python; see configs/torchscript/)");
   }
   if (c.train.plateau.min_lr >= c.train.lr) {
     throw ConfigError("config key 'train.plateau.min_lr' (" + std::to_string(c.train.plateau.min_lr) +
@@ -139,9 +142,7 @@ void ValidateRelations(const Config& c) {
 }  // namespace
 
 void CheckInputFiles(const Config& config) {
-  auto make_data = [](const std::string& path) {
-    return "create it with `clustertrain make-data --out " + path + "`";
-  };
+  auto make_data = [](const std::string& path) { return "create it with `clustertrain make-data --out " + path + "`"; };
   CheckPathReadable("data.train", config.data.train, make_data(config.data.train));
   CheckPathReadable("data.val", config.data.val, make_data(config.data.val));
   if (config.model.kind == ModelKind::kTorchScript) {

@@ -19,19 +19,19 @@ struct DataConfig {
   std::string input_key = "input";
   std::string target_key = "target";
   Sharding sharding = Sharding::kAuto;  // auto: static if this rank's rows fit memory_budget
-  double memory_budget_gib = 0;   // per rank, for static sharding; 0 = auto (half of RAM / local ranks)
-  int64_t block_rows = 0;         // blocks mode: rows per block; 0 = auto (the file's chunk rows, >= 1 MiB)
-  int64_t shuffle_window = 16;    // blocks mode: blocks whose rows are shuffled together
-  int64_t prefetch = 4;           // blocks mode: batches read ahead by the reader thread
+  double memory_budget_gib = 0;         // per rank, for static sharding; 0 = auto (half of RAM / local ranks)
+  int64_t block_rows = 0;               // blocks mode: rows per block; 0 = auto (the file's chunk rows, >= 1 MiB)
+  int64_t shuffle_window = 16;          // blocks mode: blocks whose rows are shuffled together
+  int64_t prefetch = 4;                 // blocks mode: batches read ahead by the reader thread
 };
 
 struct ModelConfig {
   ModelKind kind = ModelKind::kVaeMlp;
-  std::vector<int64_t> hidden = {512, 256};  // vae_mlp: encoder widths; the decoder mirrors them
+  std::vector<int64_t> hidden = {512, 256};      // vae_mlp: encoder widths; the decoder mirrors them
   std::vector<int64_t> channels = {16, 32, 64};  // vae_conv1d: encoder channels per strided layer
-  int64_t kernel_size = 7;                   // vae_conv1d
-  int64_t stride = 2;                        // vae_conv1d
-  std::string path;                          // torchscript: the module file
+  int64_t kernel_size = 7;                       // vae_conv1d
+  int64_t stride = 2;                            // vae_conv1d
+  std::string path;                              // torchscript: the module file
   int64_t latent = 16;
   double beta = 1e-3;  // weight of the KL term
 };
@@ -60,28 +60,28 @@ struct TrainConfig {
   int64_t early_stop_patience = 0;  // 0 = never stop early
   int64_t nan_check_every = 0;      // steps between non-finite-loss checks (a host sync); 0 = epoch ends only
   OnNonFinite on_nonfinite = OnNonFinite::kStop;  // skip (the step) needs nan_check_every
-  Precision precision = Precision::kFp32;  // bf16: autocast in the forward pass
+  Precision precision = Precision::kFp32;         // bf16: autocast in the forward pass
   PlateauConfig plateau;
 };
 
 struct OutputConfig {
   std::string dir = "runs/default";
-  int64_t log_every = 100;        // progress lines: one every N batches (0 = off)
+  int64_t log_every = 100;  // progress lines: one every N batches (0 = off)
   ProgressStyle progress = ProgressStyle::kAuto;
-  int64_t checkpoint_every = 1;   // epochs between checkpoints (0: only at the end)
-  int64_t keep = 3;               // checkpoints kept
+  int64_t checkpoint_every = 1;  // epochs between checkpoints (0: only at the end)
+  int64_t keep = 3;              // checkpoints kept
 };
 
 struct RuntimeConfig {
   Binding bind = Binding::kAuto;  // auto: hwloc self-binding; none: keep the launcher's binding
-  int64_t threads = 0;          // 0 = auto: the cores this rank is bound to
-  int64_t interop_threads = 0;  // 0 = auto: LibTorch's default
+  int64_t threads = 0;            // 0 = auto: the cores this rank is bound to
+  int64_t interop_threads = 0;    // 0 = auto: LibTorch's default
   BackendChoice backend = BackendChoice::kAuto;
-  double bucket_mb = 25.0;       // gradient bucket size (PyTorch DDP's default)
-  bool overlap = true;           // all-reduce buckets during backward
+  double bucket_mb = 25.0;                           // gradient bucket size (PyTorch DDP's default)
+  bool overlap = true;                               // all-reduce buckets during backward
   Precision allreduce_precision = Precision::kFp32;  // bf16: gradients sent as bfloat16, half the bytes
-  double comm_timeout_s = 60.0;  // NCCL watchdog: a collective stuck this long ends the job
-  double watchdog_s = 60.0;      // a rank without progress this long ends the job (0: off)
+  double comm_timeout_s = 60.0;                      // NCCL watchdog: a collective stuck this long ends the job
+  double watchdog_s = 60.0;                          // a rank without progress this long ends the job (0: off)
 };
 
 struct Config {

@@ -23,8 +23,7 @@ std::string Shown(const YAML::Node& node) {
 }
 
 template <class T>
-T Convert(const YAML::Node& node, const std::string& key, const std::string& where,
-          const std::string& expected) {
+T Convert(const YAML::Node& node, const std::string& key, const std::string& where, const std::string& expected) {
   if (!node.IsScalar()) Fail(key, where, "expected " + expected + ", got " + Shown(node));
   try {
     return node.as<T>();
@@ -56,8 +55,8 @@ ConfigKey Integer(std::string name, std::string help, Access<int64_t> access, in
 }
 
 // A real number in (min, max] when min_exclusive, else [min, max].
-ConfigKey Real(std::string name, std::string help, Access<double> access, double min,
-               bool min_exclusive, double max = std::numeric_limits<double>::infinity()) {
+ConfigKey Real(std::string name, std::string help, Access<double> access, double min, bool min_exclusive,
+               double max = std::numeric_limits<double>::infinity()) {
   std::ostringstream type;
   type << "number " << (min_exclusive ? "> " : ">= ") << min;
   if (std::isfinite(max)) type << " and <= " << max;
@@ -103,8 +102,7 @@ ConfigKey Choice(std::string name, std::string help, Accessor access) {
   return key;
 }
 
-ConfigKey IntegerList(std::string name, std::string help, Access<std::vector<int64_t>> access,
-                      int64_t min) {
+ConfigKey IntegerList(std::string name, std::string help, Access<std::vector<int64_t>> access, int64_t min) {
   ConfigKey key{name, "list of integers >= " + std::to_string(min), help, nullptr, nullptr};
   key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
     if (!node.IsSequence() || node.size() == 0) {
@@ -172,132 +170,181 @@ ConfigKey Boolean(std::string name, std::string help, Access<bool> access) {
 std::vector<ConfigKey> BuildKeys() {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   return {
-      Text("data.train", "HDF5 file with the training rows (required)",
-           [](Config& c) -> auto& { return c.data.train; }),
-      Text("data.val", "HDF5 file with the validation rows (required)",
-           [](Config& c) -> auto& { return c.data.val; }),
-      Text("data.input_key", "dataset holding the model input, shape [N, L]",
-           [](Config& c) -> auto& { return c.data.input_key; }),
-      Text("data.target_key", "dataset holding the reconstruction target, shape [N, L]",
-           [](Config& c) -> auto& { return c.data.target_key; }),
-      Choice("data.sharding",
-             "static: each rank reads its contiguous rows once and keeps them in memory; blocks: streams "
-             "blocks of rows with a reader thread (data larger than memory); auto: static if it fits "
-             "data.memory_budget",
-             [](Config& c) -> auto& { return c.data.sharding; }),
-      AutoOrGiB("data.memory_budget",
-                "memory a rank may hold training rows in (static sharding); auto = half the node's RAM "
-                "shared by its ranks",
-                [](Config& c) -> auto& { return c.data.memory_budget_gib; }),
-      AutoOrCount("data.block_rows",
-                  "blocks sharding: rows per block; auto = the file's chunk rows (a multiple of them, >= 1 MiB)",
-                  [](Config& c) -> auto& { return c.data.block_rows; }),
-      Integer("data.shuffle_window", "blocks sharding: blocks whose rows are shuffled together",
-              [](Config& c) -> auto& { return c.data.shuffle_window; }, 1),
-      Integer("data.prefetch", "blocks sharding: batches the reader thread keeps ready ahead of training",
-              [](Config& c) -> auto& { return c.data.prefetch; }, 1),
+      Text(
+          "data.train", "HDF5 file with the training rows (required)",
+          [](Config & c) -> auto& { return c.data.train; }),
+      Text(
+          "data.val", "HDF5 file with the validation rows (required)", [](Config & c) -> auto& { return c.data.val; }),
+      Text(
+          "data.input_key", "dataset holding the model input, shape [N, L]",
+          [](Config & c) -> auto& { return c.data.input_key; }),
+      Text(
+          "data.target_key", "dataset holding the reconstruction target, shape [N, L]",
+          [](Config & c) -> auto& { return c.data.target_key; }),
+      Choice(
+          "data.sharding",
+          "static: each rank reads its contiguous rows once and keeps them in memory; blocks: streams "
+          "blocks of rows with a reader thread (data larger than memory); auto: static if it fits "
+          "data.memory_budget",
+          [](Config & c) -> auto& { return c.data.sharding; }),
+      AutoOrGiB(
+          "data.memory_budget",
+          "memory a rank may hold training rows in (static sharding); auto = half the node's RAM "
+          "shared by its ranks",
+          [](Config & c) -> auto& { return c.data.memory_budget_gib; }),
+      AutoOrCount(
+          "data.block_rows",
+          "blocks sharding: rows per block; auto = the file's chunk rows (a multiple of them, >= 1 MiB)",
+          [](Config & c) -> auto& { return c.data.block_rows; }),
+      Integer(
+          "data.shuffle_window", "blocks sharding: blocks whose rows are shuffled together",
+          [](Config & c) -> auto& { return c.data.shuffle_window; }, 1),
+      Integer(
+          "data.prefetch", "blocks sharding: batches the reader thread keeps ready ahead of training",
+          [](Config & c) -> auto& { return c.data.prefetch; }, 1),
 
-      Choice("model.kind",
-             "vae_mlp (fully connected), vae_conv1d (strided Conv1d encoder, ConvTranspose1d decoder), or "
-             "torchscript (a module saved from Python: model.path)",
-             [](Config& c) -> auto& { return c.model.kind; }),
-      IntegerList("model.hidden", "vae_mlp: encoder layer widths; the decoder mirrors them",
-                  [](Config& c) -> auto& { return c.model.hidden; }, 1),
-      IntegerList("model.channels", "vae_conv1d: output channels of each strided encoder convolution",
-                  [](Config& c) -> auto& { return c.model.channels; }, 1),
-      Integer("model.kernel_size", "vae_conv1d: convolution kernel size",
-              [](Config& c) -> auto& { return c.model.kernel_size; }, 1),
-      Integer("model.stride", "vae_conv1d: stride of each encoder convolution (the decoder's upsampling)",
-              [](Config& c) -> auto& { return c.model.stride; }, 1),
-      Text("model.path", "torchscript: the module file written by torch.jit.script(model).save(path)",
-           [](Config& c) -> auto& { return c.model.path; }),
-      Integer("model.latent", "latent dimension", [](Config& c) -> auto& { return c.model.latent; }, 1),
-      Real("model.beta", "weight of the KL term in the loss",
-           [](Config& c) -> auto& { return c.model.beta; }, 0.0, false),
+      Choice(
+          "model.kind",
+          "vae_mlp (fully connected), vae_conv1d (strided Conv1d encoder, ConvTranspose1d decoder), or "
+          "torchscript (a module saved from Python: model.path)",
+          [](Config & c) -> auto& { return c.model.kind; }),
+      IntegerList(
+          "model.hidden", "vae_mlp: encoder layer widths; the decoder mirrors them",
+          [](Config & c) -> auto& { return c.model.hidden; }, 1),
+      IntegerList(
+          "model.channels", "vae_conv1d: output channels of each strided encoder convolution",
+          [](Config & c) -> auto& { return c.model.channels; }, 1),
+      Integer(
+          "model.kernel_size", "vae_conv1d: convolution kernel size",
+          [](Config & c) -> auto& { return c.model.kernel_size; }, 1),
+      Integer(
+          "model.stride", "vae_conv1d: stride of each encoder convolution (the decoder's upsampling)",
+          [](Config & c) -> auto& { return c.model.stride; }, 1),
+      Text(
+          "model.path", "torchscript: the module file written by torch.jit.script(model).save(path)",
+          [](Config & c) -> auto& { return c.model.path; }),
+      Integer(
+          "model.latent", "latent dimension", [](Config & c) -> auto& { return c.model.latent; }, 1),
+      Real(
+          "model.beta", "weight of the KL term in the loss", [](Config & c) -> auto& { return c.model.beta; }, 0.0,
+          false),
 
-      Integer("train.epochs", "number of epochs", [](Config& c) -> auto& { return c.train.epochs; }, 1),
-      Integer("train.batch_size", "samples per batch on each rank",
-              [](Config& c) -> auto& { return c.train.batch_size; }, 1),
-      Real("train.lr", "base learning rate, tuned for train.base_batch",
-           [](Config& c) -> auto& { return c.train.lr; }, 0.0, true),
-      Integer("train.base_batch", "global batch for which train.lr was tuned",
-              [](Config& c) -> auto& { return c.train.base_batch; }, 1),
-      Choice("train.lr_scaling", "how lr follows the global batch",
-             [](Config& c) -> auto& { return c.train.lr_scaling; }),
-      Real("train.warmup_epochs", "epochs over which lr rises linearly from train.lr to the scaled lr",
-           [](Config& c) -> auto& { return c.train.warmup_epochs; }, 0.0, false),
-      Integer("train.seed", "seed for initial weights, data order and sampling noise",
-              [](Config& c) -> auto& { return c.train.seed; }, 0),
-      Choice("train.device", "auto = CUDA when LibTorch has it and a GPU is visible",
-             [](Config& c) -> auto& { return c.train.device; }),
-      Integer("train.accumulation_steps",
-              "micro-batches whose gradients are summed before one all-reduce and optimizer step",
-              [](Config& c) -> auto& { return c.train.accumulation_steps; }, 1),
-      Integer("train.early_stop_patience",
-              "stop after this many epochs without a val-loss improvement (plateau threshold); 0 = off",
-              [](Config& c) -> auto& { return c.train.early_stop_patience; }, 0),
-      Integer("train.nan_check_every",
-              "check the all-reduced loss for NaN/Inf every N steps (a host sync per check); 0 = at epoch ends only",
-              [](Config& c) -> auto& { return c.train.nan_check_every; }, 0),
-      Choice("train.on_nonfinite", "a non-finite loss: stop (exit 5), or skip that step (checked steps only)",
-             [](Config& c) -> auto& { return c.train.on_nonfinite; }),
-      Choice("train.precision",
-             "fp32, or bf16: forward passes under autocast (bfloat16 matmuls and convolutions, float32 weights, "
-             "gradients and loss)",
-             [](Config& c) -> auto& { return c.train.precision; }),
-      Choice("train.plateau.mode", "ReduceLROnPlateau: minimise or maximise the val loss",
-             [](Config& c) -> auto& { return c.train.plateau.mode; }),
-      Real("train.plateau.factor", "ReduceLROnPlateau: lr multiplier on a plateau",
-           [](Config& c) -> auto& { return c.train.plateau.factor; }, 0.0, true, 0.999999),
-      Integer("train.plateau.patience", "ReduceLROnPlateau: bad epochs tolerated",
-              [](Config& c) -> auto& { return c.train.plateau.patience; }, 0),
-      Real("train.plateau.threshold", "ReduceLROnPlateau: least change that counts",
-           [](Config& c) -> auto& { return c.train.plateau.threshold; }, 0.0, false),
-      Choice("train.plateau.threshold_mode", "ReduceLROnPlateau: rel or abs threshold",
-             [](Config& c) -> auto& { return c.train.plateau.threshold_mode; }),
-      Integer("train.plateau.cooldown", "ReduceLROnPlateau: epochs to wait after a reduction",
-              [](Config& c) -> auto& { return c.train.plateau.cooldown; }, 0),
-      Real("train.plateau.min_lr", "ReduceLROnPlateau: lower bound on lr",
-           [](Config& c) -> auto& { return c.train.plateau.min_lr; }, 0.0, false),
-      Real("train.plateau.eps", "ReduceLROnPlateau: smaller lr changes are ignored",
-           [](Config& c) -> auto& { return c.train.plateau.eps; }, 0.0, false, kInf),
+      Integer(
+          "train.epochs", "number of epochs", [](Config & c) -> auto& { return c.train.epochs; }, 1),
+      Integer(
+          "train.batch_size", "samples per batch on each rank", [](Config & c) -> auto& { return c.train.batch_size; },
+          1),
+      Real(
+          "train.lr", "base learning rate, tuned for train.base_batch", [](Config & c) -> auto& { return c.train.lr; },
+          0.0, true),
+      Integer(
+          "train.base_batch", "global batch for which train.lr was tuned",
+          [](Config & c) -> auto& { return c.train.base_batch; }, 1),
+      Choice(
+          "train.lr_scaling", "how lr follows the global batch",
+          [](Config & c) -> auto& { return c.train.lr_scaling; }),
+      Real(
+          "train.warmup_epochs", "epochs over which lr rises linearly from train.lr to the scaled lr",
+          [](Config & c) -> auto& { return c.train.warmup_epochs; }, 0.0, false),
+      Integer(
+          "train.seed", "seed for initial weights, data order and sampling noise",
+          [](Config & c) -> auto& { return c.train.seed; }, 0),
+      Choice(
+          "train.device", "auto = CUDA when LibTorch has it and a GPU is visible",
+          [](Config & c) -> auto& { return c.train.device; }),
+      Integer(
+          "train.accumulation_steps",
+          "micro-batches whose gradients are summed before one all-reduce and optimizer step",
+          [](Config & c) -> auto& { return c.train.accumulation_steps; }, 1),
+      Integer(
+          "train.early_stop_patience",
+          "stop after this many epochs without a val-loss improvement (plateau threshold); 0 = off",
+          [](Config & c) -> auto& { return c.train.early_stop_patience; }, 0),
+      Integer(
+          "train.nan_check_every",
+          "check the all-reduced loss for NaN/Inf every N steps (a host sync per check); 0 = at epoch ends only",
+          [](Config & c) -> auto& { return c.train.nan_check_every; }, 0),
+      Choice(
+          "train.on_nonfinite", "a non-finite loss: stop (exit 5), or skip that step (checked steps only)",
+          [](Config & c) -> auto& { return c.train.on_nonfinite; }),
+      Choice(
+          "train.precision",
+          "fp32, or bf16: forward passes under autocast (bfloat16 matmuls and convolutions, float32 weights, "
+          "gradients and loss)",
+          [](Config & c) -> auto& { return c.train.precision; }),
+      Choice(
+          "train.plateau.mode", "ReduceLROnPlateau: minimise or maximise the val loss",
+          [](Config & c) -> auto& { return c.train.plateau.mode; }),
+      Real(
+          "train.plateau.factor", "ReduceLROnPlateau: lr multiplier on a plateau",
+          [](Config & c) -> auto& { return c.train.plateau.factor; }, 0.0, true, 0.999999),
+      Integer(
+          "train.plateau.patience", "ReduceLROnPlateau: bad epochs tolerated",
+          [](Config & c) -> auto& { return c.train.plateau.patience; }, 0),
+      Real(
+          "train.plateau.threshold", "ReduceLROnPlateau: least change that counts",
+          [](Config & c) -> auto& { return c.train.plateau.threshold; }, 0.0, false),
+      Choice(
+          "train.plateau.threshold_mode", "ReduceLROnPlateau: rel or abs threshold",
+          [](Config & c) -> auto& { return c.train.plateau.threshold_mode; }),
+      Integer(
+          "train.plateau.cooldown", "ReduceLROnPlateau: epochs to wait after a reduction",
+          [](Config & c) -> auto& { return c.train.plateau.cooldown; }, 0),
+      Real(
+          "train.plateau.min_lr", "ReduceLROnPlateau: lower bound on lr",
+          [](Config & c) -> auto& { return c.train.plateau.min_lr; }, 0.0, false),
+      Real(
+          "train.plateau.eps", "ReduceLROnPlateau: smaller lr changes are ignored",
+          [](Config & c) -> auto& { return c.train.plateau.eps; }, 0.0, false, kInf),
 
-      Text("output.dir", "run directory (config.yaml, metrics.jsonl, logs/, model.pt)",
-           [](Config& c) -> auto& { return c.output.dir; }),
-      Integer("output.log_every", "progress lines: rank 0 prints one every N batches; 0 = off",
-              [](Config& c) -> auto& { return c.output.log_every; }, 0),
-      Choice("output.progress",
-             "bar: redrawn in place; lines: plain lines for logs; auto: bar on a terminal outside mpirun",
-             [](Config& c) -> auto& { return c.output.progress; }),
-      Integer("output.checkpoint_every", "epochs between checkpoints; 0 = only at the end",
-              [](Config& c) -> auto& { return c.output.checkpoint_every; }, 0),
-      Integer("output.keep", "newest checkpoints kept in output.dir/checkpoints",
-              [](Config& c) -> auto& { return c.output.keep; }, 1),
+      Text(
+          "output.dir", "run directory (config.yaml, metrics.jsonl, logs/, model.pt)",
+          [](Config & c) -> auto& { return c.output.dir; }),
+      Integer(
+          "output.log_every", "progress lines: rank 0 prints one every N batches; 0 = off",
+          [](Config & c) -> auto& { return c.output.log_every; }, 0),
+      Choice(
+          "output.progress",
+          "bar: redrawn in place; lines: plain lines for logs; auto: bar on a terminal outside mpirun",
+          [](Config & c) -> auto& { return c.output.progress; }),
+      Integer(
+          "output.checkpoint_every", "epochs between checkpoints; 0 = only at the end",
+          [](Config & c) -> auto& { return c.output.checkpoint_every; }, 0),
+      Integer(
+          "output.keep", "newest checkpoints kept in output.dir/checkpoints",
+          [](Config & c) -> auto& { return c.output.keep; }, 1),
 
-      Choice("runtime.bind",
-             "auto: bind this rank to the cores next to its GPU (or its share of the node) with hwloc; "
-             "none: keep the launcher's binding",
-             [](Config& c) -> auto& { return c.runtime.bind; }),
-      AutoOrCount("runtime.threads", "intra-op threads per rank; auto = the cores this rank is bound to",
-                  [](Config& c) -> auto& { return c.runtime.threads; }),
-      AutoOrCount("runtime.interop_threads", "inter-op threads per rank; auto = LibTorch's default",
-                  [](Config& c) -> auto& { return c.runtime.interop_threads; }),
-      Choice("runtime.backend", "gradient all-reduce: auto = nccl for CUDA, mpi for CPU",
-             [](Config& c) -> auto& { return c.runtime.backend; }),
-      Real("runtime.bucket_mb", "gradient bucket size in MiB: one all-reduce per bucket",
-           [](Config& c) -> auto& { return c.runtime.bucket_mb; }, 0.0, true),
-      Boolean("runtime.overlap",
-              "all-reduce buckets while backward is still running (false: all after backward)",
-              [](Config& c) -> auto& { return c.runtime.overlap; }),
-      Choice("runtime.allreduce_precision",
-             "gradients all-reduced as fp32, or as bf16 (half the bytes; averaged in bfloat16)",
-             [](Config& c) -> auto& { return c.runtime.allreduce_precision; }),
-      Real("runtime.comm_timeout_s",
-           "NCCL: a collective running longer than this aborts the job (a peer died or hangs)",
-           [](Config& c) -> auto& { return c.runtime.comm_timeout_s; }, 0.0, true),
-      Real("runtime.watchdog_s",
-           "a rank that makes no progress (step, validation batch, checkpoint) this long ends the job; 0 = off",
-           [](Config& c) -> auto& { return c.runtime.watchdog_s; }, 0.0, false),
+      Choice(
+          "runtime.bind",
+          "auto: bind this rank to the cores next to its GPU (or its share of the node) with hwloc; "
+          "none: keep the launcher's binding",
+          [](Config & c) -> auto& { return c.runtime.bind; }),
+      AutoOrCount(
+          "runtime.threads", "intra-op threads per rank; auto = the cores this rank is bound to",
+          [](Config & c) -> auto& { return c.runtime.threads; }),
+      AutoOrCount(
+          "runtime.interop_threads", "inter-op threads per rank; auto = LibTorch's default",
+          [](Config & c) -> auto& { return c.runtime.interop_threads; }),
+      Choice(
+          "runtime.backend", "gradient all-reduce: auto = nccl for CUDA, mpi for CPU",
+          [](Config & c) -> auto& { return c.runtime.backend; }),
+      Real(
+          "runtime.bucket_mb", "gradient bucket size in MiB: one all-reduce per bucket",
+          [](Config & c) -> auto& { return c.runtime.bucket_mb; }, 0.0, true),
+      Boolean(
+          "runtime.overlap", "all-reduce buckets while backward is still running (false: all after backward)",
+          [](Config & c) -> auto& { return c.runtime.overlap; }),
+      Choice(
+          "runtime.allreduce_precision",
+          "gradients all-reduced as fp32, or as bf16 (half the bytes; averaged in bfloat16)",
+          [](Config & c) -> auto& { return c.runtime.allreduce_precision; }),
+      Real(
+          "runtime.comm_timeout_s", "NCCL: a collective running longer than this aborts the job (a peer died or hangs)",
+          [](Config & c) -> auto& { return c.runtime.comm_timeout_s; }, 0.0, true),
+      Real(
+          "runtime.watchdog_s",
+          "a rank that makes no progress (step, validation batch, checkpoint) this long ends the job; 0 = off",
+          [](Config & c) -> auto& { return c.runtime.watchdog_s; }, 0.0, false),
   };
 }
 

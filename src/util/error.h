@@ -12,12 +12,12 @@ namespace ct {
 
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFailure = 1,    // internal or unexpected error
-  kExitUsage = 2,      // bad command line or config
-  kExitData = 3,       // missing or malformed dataset file
-  kExitComm = 4,       // MPI / NCCL / CUDA failure
-  kExitNonFinite = 5,  // the training loss became NaN or infinite
-  kExitPreempted = 75, // stopped by SIGTERM/SIGUSR1 after writing a checkpoint: requeue and --resume auto
+  kExitFailure = 1,     // internal or unexpected error
+  kExitUsage = 2,       // bad command line or config
+  kExitData = 3,        // missing or malformed dataset file
+  kExitComm = 4,        // MPI / NCCL / CUDA failure
+  kExitNonFinite = 5,   // the training loss became NaN or infinite
+  kExitPreempted = 75,  // stopped by SIGTERM/SIGUSR1 after writing a checkpoint: requeue and --resume auto
 };
 
 class Error : public std::runtime_error {

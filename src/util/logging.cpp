@@ -1,7 +1,7 @@
 #include "util/logging.h"
 
-#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/base_sink.h>
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <cstdio>

@@ -10,6 +10,10 @@ for ranks in 1 2; do
   "$PY" -c "import json, sys; r = json.loads(sys.argv[1]); assert r['compute_only_samples_per_s'] > 0 and r['ranks'] == $ranks and r['batch'] == 32, r" "$line" \
     || fail "bench step at $ranks rank(s): $line"
 done
+# bench step measures the configured model and precision, not a fixed one.
+line=$("$BIN" bench step "${C[@]}" --set model.kind=vae_conv1d --set train.precision=bf16 --steps 3 --warmup 1 2>/dev/null | tail -1)
+"$PY" -c "import json, sys; r = json.loads(sys.argv[1]); assert r['model'] == 'vae_conv1d' and r['precision'] == 'bf16' and r['compute_only_samples_per_s'] > 0, r" "$line" \
+  || fail "bench step with model.kind=vae_conv1d, train.precision=bf16: $line"
 "$MPIEXEC" -n 2 "$BIN" bench allreduce "${C[@]}" --length 256 --iterations 3 >"$WORK/allreduce.txt" 2>&1 \
   || { cat "$WORK/allreduce.txt"; fail "bench allreduce failed"; }
 for row in "one raw all-reduce of all bytes" "bucketed, 25 MiB buckets" "one all-reduce per parameter" \

@@ -33,8 +33,8 @@ TEST(RunAgreed, NothingThrownIsNothingThrown) {
 TEST(RunAgreed, EveryRankGetsTheLowestFailingRanksError) {
   const int rank = test::World().Rank();
   const Outcome outcome = RunAndCatch([&] { throw DataError("bad rows on rank " + std::to_string(rank)); });
-  EXPECT_TRUE(test::AllRanksAgree(outcome.message == "bad rows on rank 0" && outcome.code == kExitData &&
-                                  outcome.agreed))
+  EXPECT_TRUE(
+      test::AllRanksAgree(outcome.message == "bad rows on rank 0" && outcome.code == kExitData && outcome.agreed))
       << outcome.message;
 }
 
@@ -43,8 +43,8 @@ TEST(RunAgreed, AnErrorOnOneRankReachesAllWithItsRankAndCode) {
   const Outcome outcome = RunAndCatch([&] {
     if (test::World().Rank() == last) throw ConfigError("no such checkpoint");
   });
-  const std::string expected = last == 0 ? "no such checkpoint"
-                                         : "no such checkpoint (found on rank " + std::to_string(last) + ")";
+  const std::string expected =
+      last == 0 ? "no such checkpoint" : "no such checkpoint (found on rank " + std::to_string(last) + ")";
   EXPECT_TRUE(test::AllRanksAgree(outcome.message == expected && outcome.code == kExitUsage && outcome.agreed))
       << outcome.message;
 }

@@ -108,8 +108,8 @@ TEST(BlockStream, ResumesInsideAnEpochAndAbandonsAnUnfinishedOne) {
   stream.StartEpoch(3, 0);
   const std::vector<int64_t> whole = TakeRows(stream, batches, paired);
   stream.StartEpoch(3, 0);
-  TakeRows(stream, 2, paired);   // abandoned after two batches ...
-  stream.StartEpoch(3, 57);      // ... for a resume at batch 57
+  TakeRows(stream, 2, paired);  // abandoned after two batches ...
+  stream.StartEpoch(3, 57);     // ... for a resume at batch 57
   const std::vector<int64_t> tail = TakeRows(stream, batches - 57, paired);
   EXPECT_TRUE(paired);
   EXPECT_EQ(tail, std::vector<int64_t>(whole.begin() + 57 * 10, whole.end()));

@@ -115,10 +115,12 @@ std::string FactoryError(BackendChoice backend, const c10::Device& device) {
 TEST(MakeCommunicator, ChoosesByDeviceAndRefusesWhatCannotWork) {
   RuntimeConfig runtime;  // backend auto
   EXPECT_EQ(MakeCommunicator(runtime, test::World(), c10::Device(c10::kCPU))->Name(), "mpi");
-  EXPECT_NE(FactoryError(BackendChoice::kMpi, c10::Device(c10::kCUDA, 0)).find("cannot reduce CUDA tensors"), std::string::npos);
+  EXPECT_NE(FactoryError(BackendChoice::kMpi, c10::Device(c10::kCUDA, 0)).find("cannot reduce CUDA tensors"),
+            std::string::npos);
 #ifdef CT_HAVE_NCCL
   EXPECT_EQ(ChooseBackend(runtime, c10::Device(c10::kCUDA, 0)), BackendChoice::kNccl);
-  EXPECT_NE(FactoryError(BackendChoice::kNccl, c10::Device(c10::kCPU)).find("needs train.device=cuda"), std::string::npos);
+  EXPECT_NE(FactoryError(BackendChoice::kNccl, c10::Device(c10::kCPU)).find("needs train.device=cuda"),
+            std::string::npos);
 #else
   // NCCL requested from a build without it: the error names the CMake switch.
   EXPECT_NE(FactoryError(BackendChoice::kNccl, c10::Device(c10::kCPU)).find("-DCT_WITH_NCCL=ON"), std::string::npos);

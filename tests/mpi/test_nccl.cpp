@@ -31,10 +31,10 @@ std::string WhyNoNccl() {
 #endif
 }
 
-#define SKIP_WITHOUT_NCCL()                          \
-  do {                                               \
-    const std::string why = WhyNoNccl();             \
-    if (!why.empty()) GTEST_SKIP() << why;           \
+#define SKIP_WITHOUT_NCCL()                \
+  do {                                     \
+    const std::string why = WhyNoNccl();   \
+    if (!why.empty()) GTEST_SKIP() << why; \
   } while (0)
 
 #ifdef CT_HAVE_NCCL
@@ -88,8 +88,9 @@ TEST(Nccl, BucketedOverlappedSyncOnGpuEqualsMpiOnCpu) {
   torch::manual_seed(12);
   at::Tensor x = torch::randn({w * batch, 64}).narrow(0, r * batch, batch);
   at::Tensor eps = torch::randn({w * batch, 4}).narrow(0, r * batch, batch);
-  for (auto [model, sync, device] : {std::tuple{&cpu_model, &cpu_sync, at::Device(at::kCPU)},
-                                     std::tuple{&gpu_model, &gpu_sync, at::Device(at::kCUDA, test::World().LocalRank())}}) {
+  for (auto [model, sync, device] :
+       {std::tuple{&cpu_model, &cpu_sync, at::Device(at::kCPU)},
+        std::tuple{&gpu_model, &gpu_sync, at::Device(at::kCUDA, test::World().LocalRank())}}) {
     (*model)->zero_grad();
     sync->PrepareBackward(true);
     VaeBatchLoss(VaePerSampleLoss((*model)->forward(x.to(device), eps.to(device)), x.to(device)), 1e-3).backward();

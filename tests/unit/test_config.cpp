@@ -13,8 +13,8 @@ namespace {
 std::string WriteTemp(const std::string& text) {
   static int counter = 0;
   // The pid keeps parallel test processes (ctest -j) from sharing a file.
-  std::string path = testing::TempDir() + "ct_config_" + std::to_string(getpid()) + "_" +
-                     std::to_string(counter++) + ".yaml";
+  std::string path =
+      testing::TempDir() + "ct_config_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + ".yaml";
   std::ofstream(path) << text;
   return path;
 }

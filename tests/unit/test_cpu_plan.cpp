@@ -18,7 +18,8 @@ class CpuPlan : public ::testing::Test {
   }
   std::vector<CpuSet> Plan(const std::vector<CpuSet>& allowed, const std::vector<CpuSet>& gpu_near) const {
     std::vector<CpuSet> sets;
-    for (int r = 0; r < static_cast<int>(allowed.size()); ++r) sets.push_back(PlanRankCpus(topology_, r, allowed, gpu_near));
+    for (int r = 0; r < static_cast<int>(allowed.size()); ++r)
+      sets.push_back(PlanRankCpus(topology_, r, allowed, gpu_near));
     return sets;
   }
   // The sets are pairwise disjoint, whole cores, and cover `expected_union`.

@@ -50,7 +50,9 @@ TEST(LrSchedule, WarmupThenPlateau) {
   LrSchedule lr(MakeLrPolicy(1e-3, 128, 128, 8, 1, LrScaling::kLinear, 1, 10), plateau);  // 10 warmup steps
   for (int64_t step = 0; step < 10; ++step) {
     EXPECT_DOUBLE_EQ(lr.ForStep(step), 1e-3 + 7e-3 * static_cast<double>(step) / 10.0);
-    if (step == 4) EXPECT_FALSE(lr.EndEpoch(5, 1.0));  // in warmup: the plateau does not count it
+    if (step == 4) {
+      EXPECT_FALSE(lr.EndEpoch(5, 1.0));  // in warmup: the plateau does not count it
+    }
   }
   EXPECT_FALSE(lr.EndEpoch(10, 1.0));  // warmup over; the plateau's first epoch improves on +inf
   EXPECT_DOUBLE_EQ(lr.ForStep(10), 8e-3);

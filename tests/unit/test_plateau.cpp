@@ -51,7 +51,7 @@ TEST(Plateau, ReproducesEveryPyTorchTrace) {
 TEST(Plateau, DropsOnThePatiencePlusFirstBadEpoch) {
   PlateauConfig config;  // min, factor 0.2, patience 4, threshold 1e-4 rel
   PlateauScheduler s(config, 1.0);
-  EXPECT_FALSE(s.Step(1.0));  // first value is an improvement over +inf
+  EXPECT_FALSE(s.Step(1.0));                                            // first value is an improvement over +inf
   for (int bad = 1; bad <= 4; ++bad) EXPECT_FALSE(s.Step(1.0)) << bad;  // ties are bad epochs
   EXPECT_TRUE(s.Step(1.0));
   EXPECT_DOUBLE_EQ(s.Lr(), 0.2);
@@ -62,10 +62,10 @@ TEST(EarlyStopping, StopsAfterPatienceEpochsWithoutImprovement) {
   PlateauConfig config;
   EarlyStopping stop(config, 3);
   EXPECT_FALSE(stop.ShouldStop(1.0));
-  EXPECT_FALSE(stop.ShouldStop(0.5));    // improvement
-  EXPECT_FALSE(stop.ShouldStop(0.5));    // tie: 1
+  EXPECT_FALSE(stop.ShouldStop(0.5));      // improvement
+  EXPECT_FALSE(stop.ShouldStop(0.5));      // tie: 1
   EXPECT_FALSE(stop.ShouldStop(0.49999));  // below the 1e-4 relative threshold: 2
-  EXPECT_TRUE(stop.ShouldStop(0.6));     // 3
+  EXPECT_TRUE(stop.ShouldStop(0.6));       // 3
   EarlyStopping never(config, 0);
   for (int i = 0; i < 20; ++i) EXPECT_FALSE(never.ShouldStop(1.0));
 }

@@ -112,8 +112,8 @@ TEST(BlockSharding, RanksCoverEveryRowOnceAndRunTheSameSteps) {
               }
             }
             for (int64_t row = 0; row < rows; ++row) {
-              ASSERT_EQ(seen[static_cast<size_t>(row)], 1) << "row " << row << " world " << world << " rows " << rows
-                                                            << " block_rows " << block_rows;
+              ASSERT_EQ(seen[static_cast<size_t>(row)], 1)
+                  << "row " << row << " world " << world << " rows " << rows << " block_rows " << block_rows;
             }
             EXPECT_GE(fewest, GuaranteedBlockRows(plan, world));
             for (int64_t batch : {1, 5, 16}) {
