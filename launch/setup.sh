@@ -5,11 +5,32 @@
 #   launch/setup.sh            build dependencies + build the clustertrain binary only
 #   launch/setup.sh --tests    also what the tests need (python3-torch, python3-h5py), and
 #                              every target (the test binaries too)
+#   launch/setup.sh --torch pip [--tests]
+#                              against LibTorch 2.x from PyPI instead of Debian's 1.13.1: torch
+#                              (pinned below; a CUDA build, which also runs without a GPU) in a
+#                              virtual environment .venv-torch/, NCCL from its nvidia-nccl wheel,
+#                              the CUDA toolkit from /usr/local/cuda; built into build-torch2/
 #
-# Environment: CT_BUILD_DIR (default build), CMAKE_ARGS (extra configure flags, e.g.
-# -DCMAKE_PREFIX_PATH=/opt/libtorch for a CUDA LibTorch 2.x).
+# Environment: CT_BUILD_DIR (default build, or build-torch2 with --torch pip), CMAKE_ARGS (extra
+# configure flags, e.g. -DCMAKE_PREFIX_PATH=/opt/libtorch for the LibTorch zip),
+# CT_TORCH_PIP_VERSION (default below), CT_TORCH_VENV (default .venv-torch), CUDA_HOME.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# torch 2.13.0's wheels use CUDA 13.0, the toolkit these machines have (a toolkit older than
+# torch's CUDA cannot build against it), and the new C++ ABI (torch >= 2.7), like Debian's libraries.
+TORCH_PIP_VERSION=${CT_TORCH_PIP_VERSION:-2.13.0}
+TESTS=0
+TORCH=debian
+while (( $# )); do
+  case "$1" in
+    --tests) TESTS=1 ;;
+    --torch) TORCH=${2:-}; shift ;;
+    *) echo "setup: unknown argument '$1' (--tests, --torch debian|pip)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ "$TORCH" == debian || "$TORCH" == pip ]] || { echo "setup: --torch takes debian or pip, got '$TORCH'" >&2; exit 2; }
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
@@ -19,7 +40,10 @@ PACKAGES=(
   libhwloc-dev libspdlog-dev libyaml-cpp-dev libcli11-dev libgtest-dev
 )
 TARGETS=(--target clustertrain)       # the quickstart waits for nothing it does not run
-if [[ "${1:-}" == "--tests" ]]; then
+if [[ "$TORCH" == pip ]]; then
+  PACKAGES+=(python3-venv)
+fi
+if (( TESTS )); then
   TARGETS=()
   PACKAGES+=(python3-torch python3-h5py python3-numpy
              slurm-wlm munge             # a local Slurm for tests/e2e/slurm.sh (skipped without it)
@@ -51,12 +75,44 @@ else
 fi
 
 BUILD_DIR=${CT_BUILD_DIR:-build}
+EXTRA_ARGS=()
+if [[ "$TORCH" == pip ]]; then
+  BUILD_DIR=${CT_BUILD_DIR:-build-torch2}
+  CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+  if [[ ! -x "$CUDA_HOME/bin/nvcc" ]]; then
+    echo "setup: error: pip's torch is a CUDA build, and its CMake files need the CUDA toolkit (nvcc, headers)," >&2
+    echo "  which is not at $CUDA_HOME. Install NVIDIA's CUDA toolkit $(echo "$TORCH_PIP_VERSION" | grep -q '^2.13' && echo 13.0) or newer and set CUDA_HOME." >&2
+    exit 1
+  fi
+  VENV=${CT_TORCH_VENV:-.venv-torch}
+  [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
+  if [[ "$("$VENV/bin/python" -c 'import torch; print(torch.__version__)' 2>/dev/null)" != "$TORCH_PIP_VERSION"* ]]; then
+    echo "setup: installing torch==$TORCH_PIP_VERSION from PyPI into $VENV (about 3 GB with its CUDA libraries)"
+    "$VENV/bin/python" -m pip install -q --upgrade pip
+    "$VENV/bin/python" -m pip install -q "torch==$TORCH_PIP_VERSION"
+  fi
+  read -r torch_version torch_cuda torch_abi torch_prefix < <("$VENV/bin/python" -c \
+    'import torch; print(torch.__version__, torch.version.cuda, int(torch.compiled_with_cxx11_abi()), torch.utils.cmake_prefix_path)')
+  echo "setup: torch $torch_version from pip (CUDA $torch_cuda, cxx11 ABI $torch_abi); CUDA toolkit" \
+       "$("$CUDA_HOME/bin/nvcc" --version | grep -o 'release [0-9.]*' | cut -d' ' -f2) at $CUDA_HOME"
+  EXTRA_ARGS=(-DCMAKE_PREFIX_PATH="$torch_prefix" -DCUDAToolkit_ROOT="$CUDA_HOME"
+              -DCMAKE_CUDA_COMPILER="$CUDA_HOME/bin/nvcc")
+fi
 if [[ -f "$BUILD_DIR/CMakeCache.txt" ]]; then
-  cmake -S . -B "$BUILD_DIR" ${CMAKE_ARGS:-} >/dev/null
+  cmake -S . -B "$BUILD_DIR" "${EXTRA_ARGS[@]}" ${CMAKE_ARGS:-} >/dev/null
 else
   GENERATOR=()
   command -v ninja >/dev/null && GENERATOR=(-G Ninja)
-  cmake -S . -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} | grep -E "clustertrain:|Error" || true
+  # The configure output is kept whole in BUILD_DIR/configure.log; its summary lines (and any
+  # error) are shown.
+  mkdir -p "$BUILD_DIR"
+  if ! cmake -S . -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release "${EXTRA_ARGS[@]}" ${CMAKE_ARGS:-} \
+       >"$BUILD_DIR/configure.log" 2>&1; then
+    cat "$BUILD_DIR/configure.log" >&2
+    echo "setup: error: CMake could not configure $BUILD_DIR (above)" >&2
+    exit 1
+  fi
+  grep -E "clustertrain:" "$BUILD_DIR/configure.log" || true
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" "${TARGETS[@]}"
 echo "setup: built $BUILD_DIR/clustertrain${TARGETS[*]:+ (only; --tests builds the tests too)}"

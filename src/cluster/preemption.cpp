@@ -34,6 +34,14 @@ void InstallPreemptionHandlers() {
 
 bool PreemptionRequested() { return g_requested != 0; }
 
+void IgnoreFurtherPreemptionSignals() {
+  struct sigaction action {};
+  action.sa_handler = SIG_IGN;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGUSR1, &action, nullptr);
+}
+
 }  // namespace ct
 
 namespace ct {

@@ -1,7 +1,8 @@
 // Graceful preemption. SIGTERM and SIGUSR1 (what Slurm sends with --signal, or before a time
 // limit) only set a flag; the trainer reduces the flag over all ranks at every step boundary,
 // so all ranks stop after the same step, write a checkpoint and exit with kExitPreempted,
-// which the sbatch script turns into a requeue. A second signal ends the process at once.
+// which the sbatch script turns into a requeue. A second signal ends the process at once, until
+// every rank has agreed to stop (then further ones are ignored: see IgnoreFurtherPreemptionSignals).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,12 @@ namespace ct {
 
 void InstallPreemptionHandlers();
 bool PreemptionRequested();
+
+// Once every rank has agreed to stop for preemption: further SIGTERM and SIGUSR1 are ignored,
+// so that each rank exits with kExitPreempted by itself. Without this, the first rank to exit
+// 75 makes srun --kill-on-bad-exit (or mpirun) SIGTERM the others, which then die by that
+// signal (143) and the job step does not report the preemption, however fast the machine.
+void IgnoreFurtherPreemptionSignals();
 
 // For tests of preemption on machines of any speed: the global step named by the environment
 // variable CT_TEST_HOLD_AT_STEP (> 0), or -1 when it is unset. The trainer waits at that step,

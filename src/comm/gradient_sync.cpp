@@ -71,7 +71,8 @@ GradientSync::GradientSync(std::vector<at::Tensor> parameters, Communicator& com
   ready_.assign(parameters_.size(), false);
   if (options_.overlap) {
     for (size_t i = 0; i < parameters_.size(); ++i) {
-      std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(parameters_[i]);
+      // std::shared_ptr in LibTorch 1.13, c10::intrusive_ptr in 2.x.
+      const auto accumulator = torch::autograd::impl::grad_accumulator(parameters_[i]);
       if (!accumulator) throw Error("GradientSync: a parameter does not require grad or is not a leaf");
       const uintptr_t key =
           accumulator->add_post_hook(std::make_unique<AfterAccumulation>([this, i] { OnGradientReady(i); }));

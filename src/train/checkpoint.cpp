@@ -1,6 +1,7 @@
 #include "train/checkpoint.h"
 
 #include <c10/core/GradMode.h>
+#include <torch/optim/adam.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <type_traits>
 #include <vector>
 
 #include "util/atomic_file.h"
@@ -18,7 +20,9 @@ namespace fs = std::filesystem;
 namespace ct {
 namespace {
 
-constexpr const char* kFormat = "clustertrain-checkpoint-1";
+// 2: the optimizer state as WriteAdamState writes it (1: LibTorch's own optimizer archive).
+constexpr const char* kFormat = "clustertrain-checkpoint-2";
+constexpr const char* kFormatWithLibTorchOptimizer = "clustertrain-checkpoint-1";
 
 std::vector<fs::path> Checkpoints(const std::string& run_dir) {
   std::vector<fs::path> found;
@@ -44,6 +48,88 @@ c10::IValue Get(torch::serialize::InputArchive& archive, const char* key, const 
                 "': not a clustertrain checkpoint, or from another version");
   }
   return value;
+}
+
+// Adam's state per parameter, by the parameter's index in the optimizer, under names of our own.
+// LibTorch 1.13 and 2.x save optimizers in formats of their own (a 1.13 archive loaded by 2.x
+// puts the moments onto the wrong parameters); these tensors and ints read the same in both.
+// A parameter's key in the optimizer's state map: its TensorImpl's address, printed as text in
+// LibTorch 1.13 (as c10::guts::to_string prints it), the address itself in 2.x.
+template <class StateMap>
+typename StateMap::key_type StateKey(const StateMap&, const at::Tensor& param) {
+  using Key = typename StateMap::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream text;
+    text << param.unsafeGetTensorImpl();
+    return text.str();
+  } else {
+    return static_cast<Key>(param.unsafeGetTensorImpl());
+  }
+}
+
+void WriteAdamState(torch::serialize::OutputArchive& archive, const torch::optim::Optimizer& optimizer) {
+  torch::serialize::OutputArchive adam(archive.compilation_unit());
+  const std::vector<at::Tensor>& params = optimizer.param_groups().at(0).params();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto found = optimizer.state().find(StateKey(optimizer.state(), params[i]));
+    if (found == optimizer.state().end()) continue;  // before the first step
+    const auto& state = static_cast<const torch::optim::AdamParamState&>(*found->second);
+    torch::serialize::OutputArchive one(archive.compilation_unit());
+    one.write("step", c10::IValue(state.step()));
+    one.write("exp_avg", state.exp_avg());
+    one.write("exp_avg_sq", state.exp_avg_sq());
+    if (state.max_exp_avg_sq().defined()) one.write("max_exp_avg_sq", state.max_exp_avg_sq());
+    adam.write(std::to_string(i), one);
+  }
+  archive.write("adam", adam);
+}
+
+at::Tensor ReadMoment(torch::serialize::InputArchive& one, const char* key, const at::Tensor& param,
+                      const std::string& path) {
+  at::Tensor moment;
+  one.read(key, moment);
+  if (moment.sizes() != param.sizes()) {
+    throw Error("checkpoint '" + path + "': Adam's " + key + " has shape " + c10::str(moment.sizes()) +
+                " for a parameter of shape " + c10::str(param.sizes()) + "; it holds another model");
+  }
+  return moment;
+}
+
+void ReadAdamState(torch::serialize::InputArchive& archive, torch::optim::Optimizer& optimizer,
+                   const std::string& path) {
+  if (Get(archive, "format", path).toStringRef() == kFormatWithLibTorchOptimizer) {
+    // Written by clustertrain before format 2, which was always built against LibTorch 1.13.
+    if (CT_LIBTORCH_MAJOR != 1) {
+      throw ConfigError("checkpoint '" + path +
+                        "' holds its optimizer state in LibTorch 1.x's own format, which "
+                        "this build's LibTorch " CT_LIBTORCH_VERSION
+                        " cannot read correctly; resume it with a "
+                        "clustertrain built against LibTorch 1.13 (launch/setup.sh), whose next checkpoint any "
+                        "build reads, or start a new run");
+    }
+    torch::serialize::InputArchive optimizer_archive;
+    archive.read("optimizer", optimizer_archive);
+    optimizer.load(optimizer_archive);
+    return;
+  }
+  torch::serialize::InputArchive adam;
+  archive.read("adam", adam);
+  const std::vector<at::Tensor>& params = optimizer.param_groups().at(0).params();
+  for (size_t i = 0; i < params.size(); ++i) {
+    torch::serialize::InputArchive one;
+    if (!adam.try_read(std::to_string(i), one)) continue;  // saved before the first step
+    auto state = std::make_unique<torch::optim::AdamParamState>();
+    c10::IValue step;
+    one.read("step", step);
+    state->step(step.toInt());
+    state->exp_avg(ReadMoment(one, "exp_avg", params[i], path));
+    state->exp_avg_sq(ReadMoment(one, "exp_avg_sq", params[i], path));
+    at::Tensor max_exp_avg_sq;
+    if (one.try_read("max_exp_avg_sq", max_exp_avg_sq)) {
+      state->max_exp_avg_sq(ReadMoment(one, "max_exp_avg_sq", params[i], path));
+    }
+    optimizer.state()[StateKey(optimizer.state(), params[i])] = std::move(state);
+  }
 }
 
 // The lr schedule's state under the keys that checkpoints have always used.
@@ -134,8 +220,10 @@ torch::serialize::InputArchive OpenArchive(const std::string& path, const c10::D
   } catch (const c10::Error& e) {
     throw Error("cannot read checkpoint '" + path + "': " + e.what_without_backtrace());
   }
-  if (Get(archive, "format", path).toStringRef() != kFormat) {
-    throw Error("'" + path + "' is a checkpoint of another format version");
+  const std::string format = Get(archive, "format", path).toStringRef();
+  if (format != kFormat && format != kFormatWithLibTorchOptimizer) {
+    throw Error("'" + path + "' is a checkpoint of another format version (" + format + "); this clustertrain reads " +
+                kFormat + " and " + kFormatWithLibTorchOptimizer);
   }
   return archive;
 }
@@ -155,13 +243,13 @@ std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t st
 
 void SaveCheckpoint(const std::string& path, Model& model, const torch::optim::Optimizer& optimizer,
                     const TrainingState& s) {
-  torch::serialize::OutputArchive archive, optimizer_archive;
+  torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive(archive.compilation_unit());
   WriteNested(model_archive, model.State());
-  optimizer.save(optimizer_archive);
   archive.write("model", model_archive);
-  archive.write("optimizer", optimizer_archive);
+  WriteAdamState(archive, optimizer);
   Put(archive, "format", std::string(kFormat));
+  Put(archive, "libtorch_version", std::string(CT_LIBTORCH_VERSION));
   Put(archive, "epoch", s.epoch);
   Put(archive, "global_step", s.global_step);
   Put(archive, "step_in_epoch", s.step_in_epoch);
@@ -215,9 +303,7 @@ TrainingState LoadCheckpoint(const std::string& path, Model& model, torch::optim
                              const c10::Device& device, const std::string& mismatch_fix) {
   torch::serialize::InputArchive archive = OpenArchive(path, device);
   TrainingState s = ReadState(archive, path, model, mismatch_fix);
-  torch::serialize::InputArchive optimizer_archive;
-  archive.read("optimizer", optimizer_archive);
-  optimizer.load(optimizer_archive);
+  ReadAdamState(archive, optimizer, path);
   return s;
 }
 

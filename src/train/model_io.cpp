@@ -1,5 +1,8 @@
 #include "train/model_io.h"
 
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>
+#include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/serialize.h>
 
 #include <fstream>
@@ -10,11 +13,27 @@
 
 namespace ct {
 
+// torch.save's zip layout holding a plain dict of tensors. torch::pickle_save would wrap the
+// dict in torch.jit._pickle.restore_type_tag, which torch.load's weights-only unpickler (the
+// default since PyTorch 2.6) refuses; so the pickle is written without type tags.
 void SaveStateDict(const std::vector<NamedTensor>& state, const std::string& path) {
   c10::Dict<std::string, at::Tensor> dict;
   for (const NamedTensor& item : state) dict.insert(item.name, item.tensor.detach().cpu().contiguous());
-  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
-  WriteFileAtomically(path, std::string_view(bytes.data(), bytes.size()));
+  std::vector<char> pickle;
+  torch::jit::Pickler pickler([&](const char* data, size_t size) { pickle.insert(pickle.end(), data, data + size); },
+                              /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
+                              /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(c10::IValue(dict));
+  pickler.stop();
+  std::string bytes;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, size_t size) {
+    bytes.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  torch::jit::writeArchiveAndTensors("data", pickle.data(), pickle.size(), pickler.tensorData(), writer);
+  writer.writeEndOfFile();
+  WriteFileAtomically(path, bytes);
 }
 
 c10::Dict<std::string, at::Tensor> LoadStateDict(const std::string& path) {

@@ -318,6 +318,8 @@ bool Trainer::StopRequestedEverywhere() { return world_.AnyRank(PreemptionReques
 // train loss is exactly what it would have been. Collective: a gather, then a barrier once
 // rank 0 has written the file.
 void Trainer::CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const at::Tensor& step_losses) {
+  // Before any rank can exit (they wait for each other in the barrier below).
+  IgnoreFurtherPreemptionSignals();
   at::Tensor mine = step_losses.cpu().contiguous();
   at::Tensor all = at::empty({world_.Size(), steps_, 3}, at::kFloat);
   MPI_CHECK(MPI_Gather(mine.data_ptr<float>(), static_cast<int>(mine.numel()), MPI_FLOAT, all.data_ptr<float>(),
