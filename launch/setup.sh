@@ -81,7 +81,8 @@ if [[ "$TORCH" == pip ]]; then
   CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
   if [[ ! -x "$CUDA_HOME/bin/nvcc" ]]; then
     echo "setup: error: pip's torch is a CUDA build, and its CMake files need the CUDA toolkit (nvcc, headers)," >&2
-    echo "  which is not at $CUDA_HOME. Install NVIDIA's CUDA toolkit $(echo "$TORCH_PIP_VERSION" | grep -q '^2.13' && echo 13.0) or newer and set CUDA_HOME." >&2
+    echo "  which is not at $CUDA_HOME. Install NVIDIA's CUDA toolkit of torch's CUDA version or newer" \
+         "(13.0 for torch 2.13) and set CUDA_HOME." >&2
     exit 1
   fi
   VENV=${CT_TORCH_VENV:-.venv-torch}
