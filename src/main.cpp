@@ -46,14 +46,15 @@ int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>
   } catch (const std::exception& e) {
     const auto* error = dynamic_cast<const Error*>(&e);
     const int code = error ? error->ExitCode() : kExitFailure;
+    const std::string text = ExceptionText(e);  // never a C++ stack trace
     if (error && error->Agreed()) {
       // Every rank has this error: one message, from rank 0 (the rest only in their log files).
       if (world.Rank() == 0)
-        spdlog::error("{}", e.what());
+        spdlog::error("{}", text);
       else
-        spdlog::debug("{} ({})", e.what(), ProcessIdentity());
+        spdlog::debug("{} ({})", text, ProcessIdentity());
     } else {
-      spdlog::error("{} ({})", e.what(), ProcessIdentity());
+      spdlog::error("{} ({})", text, ProcessIdentity());
     }
     spdlog::default_logger()->flush();
     AbortAllCommunicators();
@@ -75,6 +76,17 @@ int main(int argc, char** argv) {
   const std::vector<ct::Command> commands = {ct::AddTrainCommand(app),   ct::AddMakeDataCommand(app),
                                              ct::AddConvertCommand(app), ct::AddPredictCommand(app),
                                              ct::AddInfoCommand(app),    ct::AddBenchCommand(app)};
+  // A mistyped command: CLI11 alone would say only "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string typed = argv[1];
+    const std::string closest = ct::ClosestSubcommand(app, typed);
+    if (closest != typed) {
+      return ct::ReportEarlyError(
+          "unknown command '" + typed + "'" + (closest.empty() ? "" : "; did you mean '" + closest + "'?") +
+              " Commands: train, make-data, convert, predict, info, bench (clustertrain --help)",
+          ct::kExitUsage);
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

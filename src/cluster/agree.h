@@ -8,8 +8,9 @@
 namespace ct {
 
 // Collective. Runs `body` on every rank. If it throws on any rank, every rank throws a ct::Error
-// carrying the message and exit code of the lowest failing rank, marked Agreed(), so that the
-// fatal path prints it once, from rank 0.
+// marked Agreed(), so that the fatal path prints it once, from rank 0: the message, alone when
+// every rank met the same one; otherwise one line per distinct message with the ranks and hosts
+// that met it ("... (on rank 1 of 4, node2)"). The exit code is the lowest failing rank's.
 //
 // A failure that only some ranks meet inside a collective part of `body` (one rank cannot read
 // its rows) leaves its peers in that collective: the failing rank then waits at most a few

@@ -60,17 +60,17 @@ Command AddBenchCommand(CLI::App& app) {
       "the demo model's gradients: raw vs bucketed vs per-parameter all-reduce, and a training step "
       "with overlap on and off");
   AddConfigOptions(args->allreduce_cli, *args);
-  args->allreduce_cli->add_option("--length", args->allreduce.length, "waveform length")->check(CLI::PositiveNumber);
+  args->allreduce_cli->add_option("--length", args->allreduce.length, "waveform length")->check(AtLeastOne());
   args->allreduce_cli->add_option("--iterations", args->allreduce.iterations, "timed runs of each variant")
-      ->check(CLI::PositiveNumber);
+      ->check(AtLeastOne());
 
   args->step_cli = cli->add_subcommand(
       "step",
       "the compute-only bound: forward, backward and Adam of the configured model and precision on training "
       "rows in memory, per process (JSON)");
   AddConfigOptions(args->step_cli, *args);
-  args->step_cli->add_option("--steps", args->step.steps, "timed steps")->check(CLI::PositiveNumber);
-  args->step_cli->add_option("--warmup", args->step.warmup, "untimed steps before them")->check(CLI::NonNegativeNumber);
+  args->step_cli->add_option("--steps", args->step.steps, "timed steps")->check(AtLeastOne());
+  args->step_cli->add_option("--warmup", args->step.warmup, "untimed steps before them")->check(FiniteNonNegative());
 
   args->io_cli = cli->add_subcommand(
       "io", "read throughput of data.sharding static and blocks (and the seed layout) against the page cache");
@@ -80,8 +80,8 @@ Command AddBenchCommand(CLI::App& app) {
       ->check(CLI::ExistingFile);
   args->io_cli->add_option("--seed", io.seed_file, "the same rows in the one-group-per-sample layout")
       ->check(CLI::ExistingFile);
-  args->io_cli->add_option("--repeats", io.repeats, "rounds; medians are reported")->check(CLI::PositiveNumber);
-  args->io_cli->add_option("--batch", io.batch, "rows per batch of the blocks stream")->check(CLI::PositiveNumber);
+  args->io_cli->add_option("--repeats", io.repeats, "rounds; medians are reported")->check(AtLeastOne());
+  args->io_cli->add_option("--batch", io.batch, "rows per batch of the blocks stream")->check(AtLeastOne());
   return {cli, [args](int argc, char** argv) { return RunBenchCommand(*args, argc, argv); }};
 }
 

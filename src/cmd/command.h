@@ -39,8 +39,19 @@ int ReportEarlyError(const std::string& message, int code);
 std::string ProcessHost();
 
 // Why an output file cannot be written ("" when it can), so that every rank does not meet it
-// inside HDF5 and say so in HDF5's words.
-std::string OutputFileProblem(const std::string& path, bool force, const std::string& if_exists);
+// inside HDF5 and say so in HDF5's words: it exists (without `force`), is a directory, has no
+// writable directory, or is one of the command's `inputs` (whatever `force` says).
+std::string OutputFileProblem(const std::string& path, bool force, const std::string& if_exists,
+                              const std::vector<std::string>& inputs = {});
+
+// Option checks whose messages a user can read (CLI11's own print the whole range of a double):
+// a number >= 1, and a finite number >= 0 (NaN and infinity refused).
+CLI::Validator AtLeastOne();
+CLI::Validator FiniteNonNegative();
+
+// `typed` itself when it is a subcommand; else the closest one, for "did you mean 'train'?" ("" if
+// none is close).
+std::string ClosestSubcommand(const CLI::App& app, const std::string& typed);
 
 // The config file with its --set overrides (and, with check_inputs, its data files checked),
 // into `config`. Returns 0, or the exit code of an error it reported.

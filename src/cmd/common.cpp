@@ -1,6 +1,8 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -29,8 +31,21 @@ int ReportEarlyError(const std::string& message, int code) {
   return code;
 }
 
-std::string OutputFileProblem(const std::string& path, bool force, const std::string& if_exists) {
+std::string OutputFileProblem(const std::string& path, bool force, const std::string& if_exists,
+                              const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
+  if (fs::is_directory(path)) return "'" + path + "' is a directory; give a file name (e.g. " + path + "/data.h5)";
+  for (const std::string& input : inputs) {
+    // The same inode (a hard link, another spelling of the path) or the same real path.
+    std::error_code inode_error, out_error, in_error;
+    const bool same_inode = fs::equivalent(path, input, inode_error);
+    const fs::path out_real = fs::weakly_canonical(path, out_error), in_real = fs::weakly_canonical(input, in_error);
+    if (same_inode || (!out_error && !in_error && !out_real.empty() && out_real == in_real)) {
+      return "the output '" + path + "' is the input '" + input +
+             "': it would be destroyed while it is read (--force never overwrites an input); write the output "
+             "to another file";
+    }
+  }
   if (!force && fs::exists(path)) return "'" + path + "' exists; pass --force to overwrite it" + if_exists;
   const fs::path dir = fs::absolute(path).parent_path();
   if (!fs::is_directory(dir)) {
@@ -40,6 +55,71 @@ std::string OutputFileProblem(const std::string& path, bool force, const std::st
     return "cannot write '" + path + "': directory '" + dir.string() + "' is not writable by this user";
   }
   return "";
+}
+
+namespace {
+
+// A finite number parsed from `text`, or NaN.
+double ParseNumber(const std::string& text) {
+  try {
+    size_t used = 0;
+    const double value = std::stod(text, &used);
+    return used == text.size() ? value : std::nan("");
+  } catch (const std::exception&) {
+    return std::nan("");
+  }
+}
+
+// Levenshtein distance, for subcommand suggestions.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+CLI::Validator AtLeastOne() {
+  return CLI::Validator(
+      [](std::string& text) {
+        const double value = ParseNumber(text);
+        return std::isfinite(value) && value >= 1 ? std::string() : "must be a number >= 1, not '" + text + "'";
+      },
+      ">= 1");
+}
+
+CLI::Validator FiniteNonNegative() {
+  return CLI::Validator(
+      [](std::string& text) {
+        const double value = ParseNumber(text);
+        return std::isfinite(value) && value >= 0 ? std::string()
+                                                  : "must be a finite number >= 0, not '" + text + "'";
+      },
+      ">= 0");
+}
+
+std::string ClosestSubcommand(const CLI::App& app, const std::string& typed) {
+  std::string best;
+  size_t best_distance = 3;  // at most two edits away, or a prefix
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    const std::string& name = sub->get_name();
+    if (name == typed) return name;
+    const size_t distance = name.rfind(typed, 0) == 0 ? 1 : EditDistance(typed, name);
+    if (distance < best_distance) {
+      best = name;
+      best_distance = distance;
+    }
+  }
+  return best;
 }
 
 std::string ProcessHost() {

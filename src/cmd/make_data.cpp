@@ -36,9 +36,9 @@ Command AddMakeDataCommand(CLI::App& app) {
   CLI::App* cli = app.add_subcommand(
       "make-data", "write a synthetic gravitational-wave chirp dataset (input: noisy strain, target: clean)");
   cli->add_option("-o,--out", args->out, "output HDF5 file")->required();
-  cli->add_option("-n,--samples", args->samples, "number of rows")->check(CLI::PositiveNumber);
-  cli->add_option("-l,--length", args->chirp.length, "samples per waveform")->check(CLI::PositiveNumber);
-  cli->add_option("--noise", args->chirp.noise_std, "noise standard deviation")->check(CLI::NonNegativeNumber);
+  cli->add_option("-n,--samples", args->samples, "number of rows")->check(AtLeastOne());
+  cli->add_option("-l,--length", args->chirp.length, "samples per waveform")->check(AtLeastOne());
+  cli->add_option("--noise", args->chirp.noise_std, "noise standard deviation")->check(FiniteNonNegative());
   cli->add_option("--seed", args->chirp.seed, "seed; rows depend only on it and their index");
   cli->add_flag("-f,--force", args->force, "overwrite an existing file");
   return {cli, [args](int argc, char** argv) { return RunMakeDataCommand(*args, argc, argv); }};

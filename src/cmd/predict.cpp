@@ -14,7 +14,7 @@ struct PredictArgs {
 };
 
 int RunPredictCommand(const PredictArgs& args, int argc, char** argv) {
-  if (const std::string problem = OutputFileProblem(args.options.out, args.force, ""); !problem.empty()) {
+  if (const std::string problem = OutputFileProblem(args.options.out, args.force, "", {args.options.data, args.options.checkpoint}); !problem.empty()) {
     return ReportEarlyError(problem, kExitUsage);
   }
   return RunWithMpi(argc, argv, [&](const MpiWorld& world) { RunPredict(args.options, world); });
@@ -40,7 +40,7 @@ Command AddPredictCommand(CLI::App& app) {
   cli->add_option("--set", o.overrides,
                   "override a key of the checkpoint's config, e.g. train.device=cpu or data.input_key=strain")
       ->type_name("KEY=VALUE");
-  cli->add_option("--batch", o.batch, "rows per forward pass")->check(CLI::PositiveNumber);
+  cli->add_option("--batch", o.batch, "rows per forward pass")->check(AtLeastOne());
   cli->add_flag("-f,--force", args->force, "overwrite an existing output file");
   return {cli, [args](int argc, char** argv) { return RunPredictCommand(*args, argc, argv); }};
 }

@@ -13,7 +13,7 @@ namespace {
 struct TrainArgs {
   std::string config_path;
   std::vector<std::string> overrides;
-  std::string resume;
+  TrainOptions options;
   bool help_config = false;
   bool print_config = false;
 };
@@ -31,13 +31,10 @@ int RunTrainCommand(const TrainArgs& args, int argc, char** argv) {
     if (IsLauncherRankZero()) std::cout << ConfigToYaml(config);
     return kExitOk;
   }
-  try {
-    CheckInputFiles(config);
-  } catch (const Error& e) {
-    return ReportEarlyError(e.what(), e.ExitCode());
-  }
+  // The input files and the run directory are checked after MPI starts, so that a problem only
+  // some nodes have is agreed and reported once, with the ranks and hosts it concerns.
   DropOpenMpAffinity(config, argv);
-  return RunWithMpi(argc, argv, [&](const MpiWorld& world) { RunTraining(config, world, args.resume); });
+  return RunWithMpi(argc, argv, [&](const MpiWorld& world) { RunTraining(config, world, args.options); });
 }
 
 }  // namespace
@@ -48,9 +45,19 @@ Command AddTrainCommand(CLI::App& app) {
   cli->add_option("-c,--config", args->config_path, "YAML run configuration")->check(CLI::ExistingFile);
   cli->add_option("--set", args->overrides, "override a config key: --set train.epochs=5 (repeatable)")
       ->type_name("KEY=VALUE");
-  cli->add_option("--resume", args->resume,
-                  "continue from a checkpoint: auto (the newest in output.dir/checkpoints, or start fresh) or a path")
-      ->type_name("auto|PATH");
+  CLI::Option* resume =
+      cli->add_option("--resume", args->options.resume,
+                      "continue from a checkpoint: auto (the newest readable one in output.dir/checkpoints, or start "
+                      "fresh) or a path")
+          ->type_name("auto|PATH");
+  cli->add_flag("--overwrite", args->options.overwrite,
+                "output.dir holds an earlier run: move it aside to <dir>.replaced-<time> (never deleted) and start "
+                "anew")
+      ->excludes(resume);
+  cli->add_flag("--allow-config-changes", args->options.allow_config_changes,
+                "resume although settings that change what is trained (data, batch, lr, seed, ...) differ from the "
+                "checkpoint's; each change is still listed")
+      ->needs(resume);
   cli->add_flag("--help-config", args->help_config, "list every config key with its type and default, then exit");
   cli->add_flag("--print-config", args->print_config,
                 "print the resolved configuration (defaults, file and --set merged) as YAML, then exit");

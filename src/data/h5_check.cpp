@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "util/logging.h"
+
 namespace ct {
 
 void SilenceHdf5Printing() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
@@ -26,8 +28,35 @@ std::string TakeHdf5ErrorStack() {
   return text;
 }
 
+std::string Hdf5TypeName(hid_t type) {
+  const size_t bits = 8 * H5Tget_size(type);
+  switch (H5Tget_class(type)) {
+    case H5T_FLOAT:
+      return "float" + std::to_string(bits);
+    case H5T_INTEGER:
+      return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(bits);
+    case H5T_STRING:
+      return "string";
+    case H5T_COMPOUND:
+      return "compound";
+    case H5T_ENUM:
+      return "enum";
+    case H5T_ARRAY:
+      return "array";
+    case H5T_VLEN:
+      return "variable-length";
+    case H5T_OPAQUE:
+      return "opaque";
+    default:
+      return "non-numeric";
+  }
+}
+
 void ThrowHdf5Error(const char* call, const char* file, int line) {
-  throw DataError(std::string(call) + " failed at " + Where(file, line) + ": " + TakeHdf5ErrorStack());
+  // The source location is for developers (the rank's log file); users get HDF5's own words.
+  spdlog::debug("HDF5 call {} failed at {}", call, Where(file, line));
+  const std::string text(call);
+  throw DataError("HDF5's " + text.substr(0, text.find('(')) + " failed: " + TakeHdf5ErrorStack());
 }
 
 }  // namespace ct

@@ -1,5 +1,7 @@
-// HDF5 error handling: RAII handles and H5_CHECK, which throws ct::DataError with the call,
-// file:line, rank, host and HDF5's own error stack (HDF5's automatic printing is turned off).
+// HDF5 error handling: RAII handles and H5_CHECK, which throws ct::DataError with the HDF5
+// function and HDF5's own error stack (HDF5's automatic printing is turned off); the call's
+// source location goes to the rank's log. Code that reads a user's file wraps these with the
+// file, the dataset and the fix (no message a user sees quotes our source).
 #pragma once
 
 #include <hdf5.h>
@@ -16,6 +18,9 @@ void SilenceHdf5Printing();
 
 // The innermost messages of HDF5's current error stack, then clears it.
 std::string TakeHdf5ErrorStack();
+
+// "float32", "int16", "uint8", "string", "compound", "enum" (h5py's bool), ...
+std::string Hdf5TypeName(hid_t type);
 
 [[noreturn]] void ThrowHdf5Error(const char* call, const char* file, int line);
 

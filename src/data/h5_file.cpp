@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "cluster/mpi_check.h"
+#include "data/file_identity.h"
+#include "util/heartbeat.h"
 
 namespace ct {
 namespace {
@@ -96,15 +98,17 @@ int64_t ParallelH5File::ChunkRows(const std::string& name) const {
 
 ParallelH5File::ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm) : path_(path), comm_(comm) {
   SilenceHdf5Printing();
+  // Before HDF5's collective open: ranks that see different files would deadlock in it.
+  if (mode == Mode::kRead && comm != MPI_COMM_NULL) AgreeOnFileIdentity(path, comm);
   H5Id fapl = FileAccess(comm);
   hid_t id = mode == Mode::kRead ? H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get())
                                  : H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
   if (id < 0) {
     const std::string stack = TakeHdf5ErrorStack();
     throw DataError(mode == Mode::kRead
-                        ? "cannot open '" + path + "' as an HDF5 file (" + ProcessIdentity() + "): " + stack +
+                        ? "cannot open '" + path + "' as an HDF5 file: " + stack +
                               "; check that the path is an HDF5 file readable on every node"
-                        : "cannot create HDF5 file '" + path + "' (" + ProcessIdentity() + "): " + stack +
+                        : "cannot create HDF5 file '" + path + "': " + stack +
                               "; check that its directory exists and is writable from every node");
   }
   file_ = H5Id(id, H5Fclose);
@@ -135,19 +139,28 @@ H5Id ParallelH5File::OpenDataset(const std::string& name) const {
 RowShape ParallelH5File::FloatRows(const std::string& name) const {
   H5Id dataset = OpenDataset(name);
   H5Id type(H5_CHECK(H5Dget_type(dataset.get())), H5Tclose);
-  H5Id native(H5_CHECK(H5Tget_native_type(type.get(), H5T_DIR_ASCEND)), H5Tclose);
-  if (H5Tequal(native.get(), H5T_NATIVE_FLOAT) <= 0) {
-    const bool is_float = H5Tget_class(type.get()) == H5T_FLOAT;
-    throw DataError("dataset '" + name + "' in '" + path_ + "' has dtype " +
-                    (is_float ? "float" + std::to_string(8 * H5Tget_size(type.get())) : std::string("non-float")) +
-                    "; clustertrain reads float32 rows: convert it, e.g. in h5py "
-                    "f.create_dataset(name, data=x.astype('float32'))");
+  // float32 in either byte order; float16 too, which HDF5 converts on read.
+  const size_t bytes = H5Tget_size(type.get());
+  if (H5Tget_class(type.get()) != H5T_FLOAT || (bytes != 4 && bytes != 2)) {
+    throw DataError("dataset '" + name + "' in '" + path_ + "' has dtype " + Hdf5TypeName(type.get()) +
+                    "; clustertrain reads float32 rows (float16 is converted as it is read): convert it, e.g. in "
+                    "h5py f.create_dataset(name, data=x.astype('float32'))");
   }
   RowShape shape;
   for (hsize_t d : Dims(dataset.get())) shape.dims.push_back(static_cast<int64_t>(d));
   if (shape.dims.empty())
     throw DataError("dataset '" + name + "' in '" + path_ + "' is a scalar; expected rows [N, ...]");
+  if (shape.dims.size() > 1 && shape.RowElements() == 0) {
+    throw DataError("dataset '" + name + "' in '" + path_ + "' has shape " + shape.Str() +
+                    ": its rows hold no values; write rows of at least one value each");
+  }
   return shape;
+}
+
+bool ParallelH5File::IsVirtual(const std::string& name) const {
+  H5Id dataset = OpenDataset(name);
+  H5Id dcpl(H5_CHECK(H5Dget_create_plist(dataset.get())), H5Pclose);
+  return H5Pget_layout(dcpl.get()) == H5D_VIRTUAL;
 }
 
 void ParallelH5File::ReadRows(const std::string& name, int64_t start, int64_t count, float* out) const {
@@ -169,7 +182,13 @@ void ParallelH5File::ReadRows(const std::string& name, int64_t start, int64_t co
     SelectRows(memory_space.get(), piece_dims, 0, rows);
     SelectRows(file_space.get(), dims, first, rows);
     float* target = out + (first - start) * row_elements;
-    H5_CHECK(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(), dxpl.get(), target));
+    if (H5Dread(dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(), dxpl.get(), target) < 0) {
+      throw DataError("cannot read rows " + std::to_string(first) + "-" + std::to_string(first + rows - 1) +
+                      " of dataset '" + name + "' in '" + path_ + "': " + TakeHdf5ErrorStack() +
+                      "; check that the file is complete and readable on every node (`clustertrain info " + path_ +
+                      "` reads its layout)");
+    }
+    if (comm_ != MPI_COMM_NULL) Heartbeat();  // a long collective read is progress (util/heartbeat.h)
     if (comm_ != MPI_COMM_NULL) NoteCollectiveCause(dxpl.get());
   });
 }

@@ -38,13 +38,17 @@ class ParallelH5File {
 
   const std::string& Path() const { return path_; }
 
-  // Checks that `name` is a float32 dataset with at least one dimension; returns its shape.
+  // Checks that `name` is a float32 (or float16) dataset with at least one dimension and at least
+  // one value per row; returns its shape.
   RowShape FloatRows(const std::string& name) const;
 
   // Collective: rows [start, start+count) of `name` into `out` (count * RowElements floats).
   void ReadRows(const std::string& name, int64_t start, int64_t count, float* out) const;
 
   bool HasDataset(const std::string& name) const;
+
+  // A virtual dataset (VDS): rows mapped from other datasets, possibly in other files.
+  bool IsVirtual(const std::string& name) const;
 
   // Rows per chunk of `name`, or 0 if it is not chunked.
   int64_t ChunkRows(const std::string& name) const;

@@ -1,5 +1,6 @@
 #include "data/h5_info.h"
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -7,22 +8,6 @@
 
 namespace ct {
 namespace {
-
-std::string TypeName(hid_t type) {
-  const size_t bits = 8 * H5Tget_size(type);
-  switch (H5Tget_class(type)) {
-    case H5T_FLOAT:
-      return "float" + std::to_string(bits);
-    case H5T_INTEGER:
-      return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(bits);
-    case H5T_STRING:
-      return "string";
-    case H5T_COMPOUND:
-      return "compound";
-    default:
-      return "other";
-  }
-}
 
 std::string DimsText(const std::vector<hsize_t>& dims) {
   std::string s = "[";
@@ -43,6 +28,23 @@ std::string HumanBytes(double bytes) {
   return out.str();
 }
 
+// "virtual dataset: 4 mappings from 4 files (part-0.h5, part-1.h5, ...)".
+std::string VirtualLayout(hid_t dcpl) {
+  size_t count = 0;
+  H5_CHECK(H5Pget_virtual_count(dcpl, &count));
+  std::vector<std::string> files;
+  for (size_t i = 0; i < count; ++i) {
+    char name[4096] = {0};
+    if (H5Pget_virtual_filename(dcpl, i, name, sizeof(name)) < 0) continue;
+    if (std::find(files.begin(), files.end(), name) == files.end()) files.push_back(name);
+  }
+  std::string listed;
+  for (size_t i = 0; i < files.size() && i < 3; ++i) listed += (i ? ", " : "") + files[i];
+  if (files.size() > 3) listed += ", ...";
+  return "virtual dataset: " + std::to_string(count) + (count == 1 ? " mapping" : " mappings") + " from " +
+         std::to_string(files.size()) + (files.size() == 1 ? " file" : " files") + " (" + listed + ")";
+}
+
 void DescribeDataset(hid_t dataset, const std::string& name, std::ostringstream& out) {
   H5Id type(H5_CHECK(H5Dget_type(dataset)), H5Tclose);
   H5Id space(H5_CHECK(H5Dget_space(dataset)), H5Sclose);
@@ -60,6 +62,8 @@ void DescribeDataset(hid_t dataset, const std::string& name, std::ostringstream&
     layout = "chunks " + DimsText(chunk) + " (" + HumanBytes(static_cast<double>(chunk_bytes)) + ")";
   } else if (H5Pget_layout(dcpl.get()) == H5D_COMPACT) {
     layout = "compact";
+  } else if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL) {
+    layout = VirtualLayout(dcpl.get());
   }
   std::string filters;
   const int nfilters = H5Pget_nfilters(dcpl.get());
@@ -73,10 +77,13 @@ void DescribeDataset(hid_t dataset, const std::string& name, std::ostringstream&
   }
   hsize_t logical = H5Tget_size(type.get());
   for (hsize_t d : dims) logical *= d;
-  out << "  /" << name << "  " << TypeName(type.get()) << " " << DimsText(dims) << "  " << layout
+  out << "  /" << name << "  " << Hdf5TypeName(type.get()) << " " << DimsText(dims) << "  " << layout
       << "  compression: " << (filters.empty() ? "none" : filters) << "  size "
-      << HumanBytes(static_cast<double>(logical)) << " (stored "
-      << HumanBytes(static_cast<double>(H5Dget_storage_size(dataset))) << ")\n";
+      << HumanBytes(static_cast<double>(logical))
+      << (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL
+              ? std::string(" (stored in its source files)")
+              : " (stored " + HumanBytes(static_cast<double>(H5Dget_storage_size(dataset))) + ")")
+      << "\n";
 }
 
 struct Walk {

@@ -14,6 +14,7 @@ namespace {
 // One check at load time, so that a NaN in the file is reported as such and not as a diverged
 // loss epochs later. rows: this rank's [first, first + rows.size(0)).
 void CheckFinite(const at::Tensor& rows, int64_t first, const std::string& path, const std::string& key) {
+  if (rows.numel() == 0) return;  // a rank with no rows (fewer rows than ranks)
   at::Tensor bad_rows = (~at::isfinite(rows)).reshape({rows.size(0), -1}).any(/*dim=*/1).nonzero();
   if (bad_rows.numel() == 0) return;
   throw DataError("'" + path + "': dataset '" + key + "' has NaN or Inf values, first in row " +
@@ -32,30 +33,40 @@ ShardLoader ShardLoader::Load(const std::string& path, const std::string& input_
   at::Tensor input, target;
   int64_t total_rows = 0;
   RowRange slice;
+  // rows [slice) of `key` from `file` into a new host tensor.
+  auto read = [&](const ParallelH5File& file, const std::string& key, const RowShape& shape) {
+    std::vector<int64_t> dims = shape.dims;
+    dims[0] = slice.Size();
+    at::Tensor host = at::empty(dims, at::kFloat);
+    file.ReadRows(key, slice.begin, slice.Size(), host.data_ptr<float>());
+    return host;
+  };
+  DatasetSchema schema;
+  bool is_virtual = false;
   {
     // Collective from open to close. What can fail here fails on every rank alike (the file's
     // metadata), so no rank leaves a collective its peers are still in.
     ParallelH5File file(path, ParallelH5File::Mode::kRead, comm);
-    const DatasetSchema schema = ReadSchema(file, input_key, target_key);
-    const RowShape& input_shape = schema.input;
-    const RowShape& target_shape = schema.target;
-    total_rows = input_shape.Rows();
+    schema = ReadSchema(file, input_key, target_key);
+    total_rows = schema.Rows();
     slice = RankSlice(total_rows, size, rank);
-    auto read = [&](const std::string& key, const RowShape& shape) {
-      std::vector<int64_t> dims = shape.dims;
-      dims[0] = slice.Size();
-      at::Tensor host = at::empty(dims, at::kFloat);
-      file.ReadRows(key, slice.begin, slice.Size(), host.data_ptr<float>());
-      return host;
-    };
-    input = read(input_key, input_shape);
-    target = read(target_key, target_shape);
-    if (file.IndependentFallbackCause() != 0 && rank == 0) {
-      spdlog::warn(
-          "reading '{}': HDF5 fell back from collective to independent I/O (H5D_MPIO cause bits {:#x}); "
-          "reads still work, but slower on a parallel file system",
-          path, file.IndependentFallbackCause());
+    // Parallel HDF5 cannot read a virtual dataset collectively: each rank reads its rows itself.
+    is_virtual = file.IsVirtual(input_key) || file.IsVirtual(target_key);
+    if (!is_virtual) {
+      input = read(file, input_key, schema.input);
+      target = read(file, target_key, schema.target);
+      if (file.IndependentFallbackCause() != 0 && rank == 0) {
+        spdlog::warn(
+            "reading '{}': HDF5 fell back from collective to independent I/O (H5D_MPIO cause bits {:#x}); "
+            "reads still work, but slower on a parallel file system",
+            path, file.IndependentFallbackCause());
+      }
     }
+  }
+  if (is_virtual) {
+    const ParallelH5File own(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
+    input = read(own, input_key, schema.input);
+    target = read(own, target_key, schema.target);
   }
   // This rank's rows alone: after the collective part, since it can fail on some ranks only.
   CheckFinite(input, slice.begin, path, input_key);

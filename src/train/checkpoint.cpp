@@ -44,8 +44,8 @@ void Put(torch::serialize::OutputArchive& archive, const char* key, T value) {
 c10::IValue Get(torch::serialize::InputArchive& archive, const char* key, const std::string& path) {
   c10::IValue value;
   if (!archive.try_read(key, value)) {
-    throw Error("checkpoint '" + path + "' lacks '" + key +
-                "': not a clustertrain checkpoint, or from another version");
+    throw DataError("checkpoint '" + path + "' lacks '" + key +
+                    "': not a clustertrain checkpoint, or from another version");
   }
   return value;
 }
@@ -140,6 +140,7 @@ void PutLrSchedule(torch::serialize::OutputArchive& archive, const LrSchedule::S
   Put(archive, "plateau_bad_epochs", lr.plateau.bad_epochs);
   Put(archive, "plateau_cooldown", lr.plateau.cooldown_counter);
   Put(archive, "global_batch", lr.global_batch);
+  Put(archive, "scaled_lr", lr.scaled_lr);
 }
 
 LrSchedule::State GetLrSchedule(torch::serialize::InputArchive& archive, const std::string& path) {
@@ -150,6 +151,8 @@ LrSchedule::State GetLrSchedule(torch::serialize::InputArchive& archive, const s
   lr.plateau.bad_epochs = Get(archive, "plateau_bad_epochs", path).toInt();
   lr.plateau.cooldown_counter = Get(archive, "plateau_cooldown", path).toInt();
   lr.global_batch = Get(archive, "global_batch", path).toInt();
+  c10::IValue scaled_lr;  // absent before clustertrain recorded it
+  lr.scaled_lr = archive.try_read("scaled_lr", scaled_lr) ? scaled_lr.toDouble() : 0.0;
   return lr;
 }
 
@@ -218,12 +221,13 @@ torch::serialize::InputArchive OpenArchive(const std::string& path, const c10::D
   try {
     archive.load_from(path, device);
   } catch (const c10::Error& e) {
-    throw Error("cannot read checkpoint '" + path + "': " + e.what_without_backtrace());
+    throw DataError("cannot read checkpoint '" + path + "': " + FirstLine(e.what_without_backtrace()) +
+                    "; it is truncated, damaged or not a checkpoint: resume from another one");
   }
   const std::string format = Get(archive, "format", path).toStringRef();
   if (format != kFormat && format != kFormatWithLibTorchOptimizer) {
-    throw Error("'" + path + "' is a checkpoint of another format version (" + format + "); this clustertrain reads " +
-                kFormat + " and " + kFormatWithLibTorchOptimizer);
+    throw DataError("'" + path + "' is a checkpoint of another format version (" + format +
+                    "); this clustertrain reads " + kFormat + " and " + kFormatWithLibTorchOptimizer);
   }
   return archive;
 }
@@ -318,9 +322,10 @@ std::string CheckpointConfigYaml(const std::string& path) {
   return Get(archive, "config_yaml", path).toStringRef();
 }
 
-std::string LatestCheckpoint(const std::string& run_dir) {
-  auto found = Checkpoints(run_dir);
-  return found.empty() ? "" : found.back().string();
+std::vector<std::string> CheckpointsIn(const std::string& run_dir) {
+  std::vector<std::string> paths;
+  for (const fs::path& path : Checkpoints(run_dir)) paths.push_back(path.string());
+  return paths;
 }
 
 void PruneCheckpoints(const std::string& run_dir, int64_t keep) {

@@ -16,6 +16,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <string>
+#include <vector>
 
 #include "model/model.h"
 #include "train/lr_schedule.h"
@@ -59,11 +60,13 @@ TrainingState LoadCheckpoint(const std::string& path, Model& model, torch::optim
 TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c10::Device& device,
                                   const std::string& mismatch_fix);
 
-// The resolved config a checkpoint was written with (its YAML text).
+// The resolved config a checkpoint was written with (its YAML text). Reads the whole file, so it
+// also tells whether the checkpoint is readable: DataError (exit 3) if not.
 std::string CheckpointConfigYaml(const std::string& path);
 
-// The newest checkpoint in run_dir/checkpoints, or "" when there is none.
-std::string LatestCheckpoint(const std::string& run_dir);
+// The checkpoints in run_dir/checkpoints, oldest first (a .pt.tmp, an interrupted write, is
+// never one).
+std::vector<std::string> CheckpointsIn(const std::string& run_dir);
 
 // Deletes all but the newest `keep` checkpoints.
 void PruneCheckpoints(const std::string& run_dir, int64_t keep);

@@ -5,20 +5,13 @@
 
 #include "comm/communicator.h"
 #include "util/error.h"
+#include "util/heartbeat.h"
 #include "util/logging.h"
 
 namespace ct {
-namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 HangWatchdog::HangWatchdog(double timeout_seconds) : timeout_seconds_(timeout_seconds) {
-  last_beat_ns_ = NowNs();
+  Heartbeat();  // the limit counts from now
   if (timeout_seconds_ > 0) thread_ = std::thread([this] { Watch(); });
 }
 
@@ -31,21 +24,16 @@ HangWatchdog::~HangWatchdog() {
   if (thread_.joinable()) thread_.join();
 }
 
-void HangWatchdog::Beat(const char* phase) {
-  phase_ = phase;
-  last_beat_ns_ = NowNs();
-}
-
 void HangWatchdog::Watch() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stop_signal_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; })) {
-    const double silent = static_cast<double>(NowNs() - last_beat_ns_) / 1e9;
-    if (silent < timeout_seconds_) continue;
+    const HeartbeatReading last = LastHeartbeat();
+    if (last.seconds_since < timeout_seconds_) continue;
     spdlog::error(
         "no progress for {:.0f} s at '{}' ({}): a peer rank is hung, stopped or far behind (or this "
         "one is); ending the job. runtime.watchdog_s={} sets this limit (raise it if a checkpoint "
         "or validation legitimately takes longer)",
-        silent, phase_.load(), ProcessIdentity(), timeout_seconds_);
+        last.seconds_since, last.phase, ProcessIdentity(), timeout_seconds_);
     spdlog::default_logger()->flush();
     AbortAllCommunicators();
     std::_Exit(kExitComm);  // not MPI_Abort: the main thread may be inside MPI right now

@@ -21,6 +21,9 @@ std::string LrPolicy::Derivation() const {
       << " by the " << NameOf(scaling) << " rule (base batch " << base_batch << ")";
   if (warmup_steps > 0) {
     out << "; warmup " << warmup_epochs << " epochs (" << warmup_steps << " steps) from " << base_lr;
+  } else if (warmup_skipped) {
+    out << "; no warmup (train.warmup_epochs=" << warmup_epochs << " ignored: the global batch is not above "
+        << "train.base_batch, so the lr is not raised and has nothing to warm up to)";
   } else {
     out << "; no warmup";
   }
@@ -53,6 +56,13 @@ LrPolicy MakeLrPolicy(double base_lr, int64_t base_batch, int64_t batch_per_rank
   policy.global_batch = batch_per_rank * world_size * accumulation;
   policy.scaled_lr = ScaledLr(base_lr, base_batch, policy.global_batch, scaling);
   policy.warmup_steps = static_cast<int64_t>(std::llround(warmup_epochs * static_cast<double>(steps_per_epoch)));
+  // Warmup ramps up to a scaled lr above train.lr. A global batch at or below train.base_batch
+  // scales the lr down (or not at all): a ramp would start above the target and "warm" downwards,
+  // so the run starts at the scaled lr instead.
+  if (policy.scaled_lr <= base_lr && policy.warmup_steps > 0) {
+    policy.warmup_steps = 0;
+    policy.warmup_skipped = true;
+  }
   return policy;
 }
 

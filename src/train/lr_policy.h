@@ -6,6 +6,7 @@
 //                = base lr x sqrt(global / base batch)      sqrt
 //                = base lr                                  none
 //   warmup       : lr(step) = base + (scaled - base) x step / warmup_steps, for step < warmup_steps
+//                  (only when scaled > base: a smaller global batch starts at its scaled lr)
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,7 @@ struct LrPolicy {
   double scaled_lr = 0;
   int64_t global_batch = 0;
   int64_t warmup_steps = 0;
+  bool warmup_skipped = false;  // warmup asked for, but the scaled lr is not above base_lr
 
   bool InWarmup(int64_t global_step) const { return global_step < warmup_steps; }
   // The lr for optimizer step `global_step` (0-based) during warmup; scaled_lr after it.

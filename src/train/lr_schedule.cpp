@@ -17,11 +17,14 @@ bool LrSchedule::EndEpoch(int64_t global_step, double val_loss) {
   return reduced;
 }
 
-LrSchedule::State LrSchedule::Snapshot() const { return {lr_, plateau_.Snapshot(), policy_.global_batch}; }
+LrSchedule::State LrSchedule::Snapshot() const {
+  return {lr_, plateau_.Snapshot(), policy_.global_batch, policy_.scaled_lr};
+}
 
 double LrSchedule::Restore(const State& state, int64_t global_step) {
-  const double scale =
-      state.global_batch == policy_.global_batch ? 1.0 : policy_.scaled_lr / policy_.ScaledFor(state.global_batch);
+  // Checkpoints from before scaled_lr was recorded: the same train.lr, by the same rule.
+  const double old_scaled = state.scaled_lr > 0 ? state.scaled_lr : policy_.ScaledFor(state.global_batch);
+  const double scale = old_scaled == policy_.scaled_lr ? 1.0 : policy_.scaled_lr / old_scaled;
   lr_ = policy_.InWarmup(global_step) ? policy_.WarmupLr(global_step) : state.lr * scale;
   PlateauScheduler::State plateau = state.plateau;
   plateau.lr *= scale;

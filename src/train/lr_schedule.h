@@ -24,16 +24,18 @@ class LrSchedule {
   double Lr() const { return lr_; }
   const LrPolicy& Policy() const { return policy_; }
 
-  // Checkpointed: the lr in use, the plateau's counters and the global batch they were
-  // derived for.
+  // Checkpointed: the lr in use, the plateau's counters, and the global batch and scaled lr
+  // they were derived for (scaled_lr 0: not recorded, from before it was).
   struct State {
     double lr = 0;
     PlateauScheduler::State plateau;
     int64_t global_batch = 0;
+    double scaled_lr = 0;
   };
   State Snapshot() const;
-  // Continues after optimizer step `global_step` - 1. A state saved for another global batch
-  // (another world size) has its lrs rescaled by the same rule; returns that factor (1: none).
+  // Continues after optimizer step `global_step` - 1. A state saved for another scaled lr
+  // (another world size, or an allowed change of train.lr, base_batch or lr_scaling) has its lrs
+  // multiplied by new scaled lr / old: plateau reductions so far are kept. Returns that factor.
   double Restore(const State& state, int64_t global_step);
 
  private:

@@ -2,7 +2,9 @@
 
 #include <torch/utils.h>
 
+#include <csignal>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <thread>
@@ -16,10 +18,13 @@
 #include "model/forward.h"
 #include "model/make_model.h"
 #include "train/model_io.h"
+#include "train/config_changes.h"
 #include "train/progress.h"
+#include "train/resume_choice.h"
 #include "train/validate.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/heartbeat.h"
 #include "util/logging.h"
 #include "util/process_memory.h"
 #include "util/random.h"
@@ -35,23 +40,23 @@ void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
 }
 
-// "" when starting fresh; else the checkpoint to resume from (the same on every rank, since
-// all read the same directory).
-std::string ResolveResume(const std::string& resume, const Config& config) {
-  if (resume.empty()) return "";
-  if (resume == "auto") return LatestCheckpoint(config.output.dir);
-  if (!std::filesystem::is_regular_file(resume)) {
-    throw ConfigError("--resume " + resume + ": no such checkpoint; use --resume auto for the newest in " +
-                      config.output.dir + "/checkpoints");
-  }
-  return resume;
+// CT_TEST_STOP_AT=PHASE: rank CT_TEST_STOP_RANK (default 1) stops itself (SIGSTOP) on
+// entering PHASE, as a rank stuck in start-up would be, so that a test can show that the
+// watchdog covers it on a machine of any speed.
+void StopHereForATest(const char* phase, int rank) {
+  const char* stop_at = std::getenv("CT_TEST_STOP_AT");
+  if (stop_at == nullptr || std::string(stop_at) != phase) return;
+  const char* stop_rank = std::getenv("CT_TEST_STOP_RANK");
+  if (rank != (stop_rank ? std::atoi(stop_rank) : 1)) return;
+  spdlog::warn("stopping this rank at '{}' (CT_TEST_STOP_AT)", phase);
+  std::raise(SIGSTOP);
 }
 
 // CT_TEST_HOLD_AT_STEP: wait, alive to the watchdog, until this rank gets SIGUSR1 or SIGTERM.
-void WaitForSignal(HangWatchdog& watchdog, int64_t global_step, bool lead) {
+void WaitForSignal(int64_t global_step, bool lead) {
   if (lead) spdlog::info("held at global step {} (CT_TEST_HOLD_AT_STEP): waiting for SIGUSR1 or SIGTERM", global_step);
   while (!PreemptionRequested()) {
-    watchdog.Beat("held for a test's signal");
+    Heartbeat("held for a test's signal");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
@@ -63,47 +68,62 @@ std::string LrAdvice(double lr) {
 
 }  // namespace
 
-Trainer::Trainer(const Config& config, const MpiWorld& world, const std::string& resume)
-    : config_(config), world_(world), lead_(world.Rank() == 0), metrics_(config.output.dir, world.Rank() == 0) {
-  const std::string checkpoint = PrepareRunDirectory(resume);
+// Every phase beats the watchdog as it starts (and long ones as they go): a rank stopped or
+// stuck anywhere, from the first collective on, ends the job after runtime.watchdog_s.
+Trainer::Trainer(const Config& config, const MpiWorld& world, const TrainOptions& options)
+    : config_(config),
+      watchdog_(std::make_unique<HangWatchdog>(config.runtime.watchdog_s)),
+      world_(world),
+      lead_(world.Rank() == 0),
+      metrics_(config.output.dir, world.Rank() == 0) {
+  Heartbeat("start-up: input files and run directory");
+  StopHereForATest("start-up", world_.Rank());
+  const std::string checkpoint = PrepareRunDirectory(options);
   if (lead_) spdlog::info("clustertrain {}: {} ranks, run directory {}", CT_VERSION, world_.Size(), config_.output.dir);
   // Device, then cores and threads (before any LibTorch thread pool starts), reported by every
   // rank in rank order.
+  Heartbeat("start-up: placement");
   device_ = PlaceThisRank(config_, world_).device;
+  Heartbeat("loading data");
+  StopHereForATest("loading data", world_.Rank());
   LoadData();
+  Heartbeat("start-up: model and gradient sync");
   BuildModelAndSync();
   BuildOptimizerAndSchedules();
   if (!checkpoint.empty()) {
+    Heartbeat("start-up: resuming from a checkpoint");
     Resume(checkpoint);
   } else {
-    if (resume == "auto" && lead_) {
+    if (options.resume == "auto" && lead_) {
       spdlog::info("--resume auto: no checkpoint in {}/checkpoints; starting from scratch", config_.output.dir);
     }
     metrics_.StartFresh();
   }
-  // From here every rank beats at each step, validation and checkpoint; one that stops ends the job.
-  watchdog_ = std::make_unique<HangWatchdog>(config_.runtime.watchdog_s);
   hold_step_ = TestHoldStep();
   first_global_step_ = global_step_;
 }
 
-// Agrees on the checkpoint to resume from (returned; "" for a fresh start), then rank 0
-// creates the run directory and writes the resolved config while the others wait for it.
-std::string Trainer::PrepareRunDirectory(const std::string& resume) {
-  std::string checkpoint;
-  RunAgreed(world_, [&] { checkpoint = ResolveResume(resume, config_); });
-  if (lead_) {
-    std::error_code ec;
-    std::filesystem::create_directories(config_.output.dir, ec);
-    if (ec) {
-      throw Error("cannot create run directory '" + config_.output.dir + "': " + ec.message() +
-                  "; set output.dir to a writable path");
+// Start-up checks in order, each agreed over the ranks (one message naming the ranks and hosts
+// it concerns): every rank sees the input files; rank 0 claims the run directory (lock, and no
+// other run in it); every rank agrees on the checkpoint to resume from (returned; "" for a fresh
+// start); rank 0 checks the settings against the checkpoint's and writes the resolved config.
+std::string Trainer::PrepareRunDirectory(const TrainOptions& options) {
+  const std::string& dir = config_.output.dir;
+  RunAgreed(world_, [&] { CheckInputFiles(config_); });
+  RunAgreed(world_, [&] {
+    if (lead_) run_directory_.emplace(RunClaim{dir, ContinuesRunIn(options.resume, dir), options.overwrite});
+  });
+  ResumePoint point;
+  RunAgreed(world_, [&] { point = ChooseCheckpoint(options.resume, dir, lead_); });
+  RunAgreed(world_, [&] {
+    if (!lead_) return;
+    if (!point.checkpoint.empty()) {
+      CheckConfigChanges(point.checkpoint, point.config_yaml, config_, options.allow_config_changes);
     }
-    WriteFileAtomically(config_.output.dir + "/config.yaml", ConfigToYaml(config_));
-  }
-  world_.Barrier();
-  InitRunLogging(world_.Rank(), config_.output.dir);
-  return checkpoint;
+    WriteFileAtomically(dir + "/config.yaml", ConfigToYaml(config_));
+  });
+  InitRunLogging(world_.Rank(), dir);
+  return point.checkpoint;
 }
 
 // Each rank reads its own rows (data.sharding: in memory, or streamed in blocks). A bad file
@@ -119,9 +139,13 @@ void Trainer::LoadData() {
     val_.emplace(
         ShardLoader::Load(config_.data.val, config_.data.input_key, config_.data.target_key, world_.Comm(), device_));
   });
-  if (train_->RowLength() != val_->RowLength()) {
-    throw Error("training rows have " + std::to_string(train_->RowLength()) + " values but validation rows have " +
-                    std::to_string(val_->RowLength()) + " (" + config_.data.train + " vs " + config_.data.val + ")",
+  // Shapes, not value counts: rows [2, 512] and [1024] hold as many values but fit no one model.
+  const auto shape = [](const std::vector<int64_t>& dims) { return "[" + c10::Join(", ", dims) + "]"; };
+  if (train_->RowDims() != val_->RowDims() || train_->TargetDims() != val_->TargetDims()) {
+    throw Error("training rows have shape " + shape(train_->RowDims()) + " (target " + shape(train_->TargetDims()) +
+                    ") but validation rows have shape " + shape(val_->RowDims()) + " (target " +
+                    shape(val_->TargetDims()) + "): " + config_.data.train + " vs " + config_.data.val +
+                    "; give data.val rows of the training rows' shape",
                 kExitData, /*agreed=*/true);
   }
   const int64_t batch = config_.train.batch_size;
@@ -198,15 +222,20 @@ void Trainer::Resume(const std::string& checkpoint) {
   }
   global_step_ = s.global_step;
   const double scale = lr_->Restore(s.lr, global_step_);
-  if (s.lr.global_batch != lr_->Policy().global_batch && lead_) {
-    // Another world size: the lr follows the new global batch by the same rule.
-    spdlog::warn("resuming a {}-rank run (global batch {}) on {} ranks (global batch {}): lr x {:.4g}", s.world_size,
-                 s.lr.global_batch, world_.Size(), lr_->Policy().global_batch, scale);
+  if (scale != 1.0 && lead_) {
+    // Another world size (global batch), or an allowed change of the lr settings: the lrs follow
+    // the new scaled lr by the same rule, plateau reductions kept.
+    const std::string why = s.lr.global_batch != lr_->Policy().global_batch
+                                ? fmt::format("a {}-rank run (global batch {}) resumed on {} ranks (global batch {})",
+                                              s.world_size, s.lr.global_batch, world_.Size(),
+                                              lr_->Policy().global_batch)
+                                : std::string("the lr settings changed (--allow-config-changes)");
+    spdlog::warn("{}: the lr schedule's lrs x {:.4g}", why, scale);
   }
   early_stop_->Restore(s.early_stop);
   metrics_.Restore(s.metrics);
   if (lead_) {
-    spdlog::info("resumed from {}: epoch {} done{}, step {}, lr {:.3e}", checkpoint, s.epoch,
+    spdlog::info("resumed from {}: epoch {} done{}, step {}; lr in use {:.3e}", checkpoint, s.epoch,
                  s.step_in_epoch ? " and " + std::to_string(s.step_in_epoch) + " steps of the next" : "", s.global_step,
                  lr_->Lr());
   }
@@ -244,10 +273,9 @@ Trainer::EpochTotals Trainer::TrainEpoch(int64_t epoch) {
   totals.step_losses = resuming_here ? resumed_losses_.to(device_) : at::zeros({steps_, 3}, float_options);
   train_->StartEpoch(epoch, resuming_here ? start_step_ * config_.train.accumulation_steps : 0);
   for (int64_t step = resuming_here ? start_step_ : 0; step < steps_; ++step, ++global_step_) {
-    watchdog_->Beat("training step");
+    Heartbeat("training step");
     // A test holds here until its signal arrives (not again when resumed at this very step).
-    if (global_step_ == hold_step_ && global_step_ != first_global_step_)
-      WaitForSignal(*watchdog_, global_step_, lead_);
+    if (global_step_ == hold_step_ && global_step_ != first_global_step_) WaitForSignal(global_step_, lead_);
     if (StopRequestedEverywhere()) CheckpointAndStopForPreemption(epoch, step, totals.step_losses);
     Step(epoch, step, totals);
     progress.Step(step + 1);
@@ -338,7 +366,7 @@ EpochRecord Trainer::EndEpoch(int64_t epoch, const EpochTotals& totals) {
   EpochRecord record;
   record.train_seconds = SecondsSince(totals.start);
 
-  watchdog_->Beat("validation");
+  Heartbeat("validation");
   // Buffers (a TorchScript module's BatchNorm running statistics) follow each rank's own
   // batches: rank 0's go to every rank before validation and checkpoints, as DDP's
   // broadcast_buffers does (here once an epoch, not every forward).
@@ -417,7 +445,7 @@ bool Trainer::UpdateSchedules(const EpochRecord& record) {
 // Rank 0 writes checkpoints/epoch-NNNNNN[.step-SSSSSS].pt atomically and prunes old ones.
 void Trainer::SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch, const at::Tensor& partial_losses) {
   if (!lead_) return;
-  watchdog_->Beat("checkpoint");
+  Heartbeat("checkpoint");
   TrainingState s;
   s.epoch = epochs_done;
   s.step_in_epoch = step_in_epoch;
@@ -435,6 +463,7 @@ void Trainer::SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch, const a
 
 // model.pt (and the model's own artifacts) from rank 0; every rank waits for them.
 void Trainer::Finish() {
+  Heartbeat("writing model.pt");
   if (lead_) {
     SaveStateDict(model_->State(), config_.output.dir + "/model.pt");
     model_->SaveArtifacts(config_.output.dir);
@@ -444,8 +473,8 @@ void Trainer::Finish() {
   world_.Barrier();
 }
 
-void RunTraining(const Config& config, const MpiWorld& world, const std::string& resume) {
-  Trainer trainer(config, world, resume);
+void RunTraining(const Config& config, const MpiWorld& world, const TrainOptions& options) {
+  Trainer trainer(config, world, options);
   trainer.Fit();
 }
 

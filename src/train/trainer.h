@@ -24,15 +24,22 @@
 #include "train/metrics.h"
 #include "train/metrics_writer.h"
 #include "train/plateau.h"
+#include "train/run_directory.h"
 #include "util/config.h"
 
 namespace ct {
 
+// How a run treats its run directory and an earlier run (train's command line).
+struct TrainOptions {
+  std::string resume;                 // "" (start fresh), "auto" (the newest readable checkpoint in output.dir) or a path
+  bool overwrite = false;             // move an earlier run in output.dir aside
+  bool allow_config_changes = false;  // resume although settings that break exactness changed
+};
+
 class Trainer {
  public:
-  // Collective. resume: "" (start fresh), "auto" (the newest checkpoint in output.dir, if
-  // any) or a checkpoint's path. Throws ct::Error on any failure.
-  Trainer(const Config& config, const MpiWorld& world, const std::string& resume);
+  // Collective. Throws ct::Error on any failure.
+  Trainer(const Config& config, const MpiWorld& world, const TrainOptions& options);
   // Collective: trains the remaining epochs and writes model.pt. Throws ct::Error; Preempted
   // after a signal, once the checkpoint is written.
   void Fit();
@@ -48,7 +55,7 @@ class Trainer {
   };
 
   // Construction phases, in this order.
-  std::string PrepareRunDirectory(const std::string& resume);
+  std::string PrepareRunDirectory(const TrainOptions& options);
   void LoadData();
   void BuildModelAndSync();
   void BuildOptimizerAndSchedules();
@@ -67,6 +74,8 @@ class Trainer {
   void Finish();
 
   const Config& config_;
+  std::unique_ptr<HangWatchdog> watchdog_;  // first: it watches everything after it
+  std::optional<RunDirectory> run_directory_;  // rank 0: the lock on output.dir
   const MpiWorld& world_;
   const bool lead_;  // rank 0: logs progress and writes the run's files
   const Clock::time_point run_start_ = Clock::now();
@@ -89,10 +98,9 @@ class Trainer {
   int64_t global_step_ = 0;
   int64_t first_global_step_ = 0;
   int64_t hold_step_ = -1;  // CT_TEST_HOLD_AT_STEP
-  std::unique_ptr<HangWatchdog> watchdog_;
 };
 
-// Trainer(config, world, resume).Fit().
-void RunTraining(const Config& config, const MpiWorld& world, const std::string& resume = "");
+// Trainer(config, world, options).Fit().
+void RunTraining(const Config& config, const MpiWorld& world, const TrainOptions& options = {});
 
 }  // namespace ct

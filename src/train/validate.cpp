@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "model/forward.h"
+#include "util/heartbeat.h"
 
 namespace ct {
 
@@ -16,6 +17,7 @@ ValLoss Validate(Model& model, const ShardLoader& val, double beta, Precision pr
   // (sum of mse, sum of kl, rows) on the device; one copy to the host after the all-reduce.
   at::Tensor sums = at::zeros({3}, at::TensorOptions().dtype(at::kDouble).device(device));
   for (int64_t begin = 0; begin < val.Rows(); begin += kValBatch) {
+    Heartbeat();  // a long validation pass is progress too
     const int64_t count = std::min(kValBatch, val.Rows() - begin);
     const PerSampleLoss loss = ForwardAndLoss(model, val.Rows(begin, count), beta, precision).per_sample;
     sums[0] += loss.mse.sum().to(at::kDouble);

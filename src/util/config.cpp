@@ -113,6 +113,10 @@ void CheckPathReadable(const std::string& key, const std::string& path, const st
                       "=PATH (`clustertrain make-data` writes a synthetic one)");
   }
   std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError("config key '" + key + "': '" + path + "' is a directory; give the file in it (" + how_to_make +
+                      ")");
+  }
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw ConfigError("config key '" + key + "': file '" + path +
                       "' does not exist (relative paths are "
@@ -211,6 +215,17 @@ std::string ConfigToYaml(const Config& config) {
   for (size_t i = 0; i < open.size(); ++i) out << YAML::EndMap;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
+}
+
+std::vector<std::pair<std::string, std::string>> ConfigValues(const Config& config) {
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const auto& key : ConfigKeys()) {
+    YAML::Emitter value;
+    value.SetDoublePrecision(15);
+    value << YAML::Flow << key.get(config);
+    values.emplace_back(key.name, value.c_str());
+  }
+  return values;
 }
 
 std::string ConfigKeyHelp() {

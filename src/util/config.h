@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/choices.h"
@@ -104,6 +105,9 @@ void CheckInputFiles(const Config& config);
 
 // The resolved configuration as YAML (written to <run dir>/config.yaml).
 std::string ConfigToYaml(const Config& config);
+
+// Every key with its value as YAML text ("train.lr", "0.001"), in the order of --help-config.
+std::vector<std::pair<std::string, std::string>> ConfigValues(const Config& config);
 
 // Every key with its type, default and meaning, for `clustertrain train --help-config`.
 std::string ConfigKeyHelp();

@@ -61,4 +61,11 @@ const std::string& ProcessIdentity();
 // "src/comm/x.cpp:42 (rank 3 on node17)": where a library call failed.
 std::string Where(const char* file, int line);
 
+// The message of any exception as a user should see it: LibTorch's (c10::Error) without its
+// C++ stack trace and source location, and never more than its first paragraph.
+std::string ExceptionText(const std::exception& e);
+
+// The text up to its first line break.
+std::string FirstLine(const std::string& text);
+
 }  // namespace ct

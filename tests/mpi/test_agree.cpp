@@ -5,6 +5,8 @@
 #include "mpi/mpi_test_world.h"
 #include "util/error.h"
 
+#include <c10/util/Exception.h>
+
 namespace ct {
 namespace {
 
@@ -30,22 +32,47 @@ TEST(RunAgreed, NothingThrownIsNothingThrown) {
   EXPECT_TRUE(test::AllRanksAgree(outcome.message.empty() && outcome.code == kExitOk));
 }
 
-TEST(RunAgreed, EveryRankGetsTheLowestFailingRanksError) {
-  const int rank = test::World().Rank();
-  const Outcome outcome = RunAndCatch([&] { throw DataError("bad rows on rank " + std::to_string(rank)); });
-  EXPECT_TRUE(
-      test::AllRanksAgree(outcome.message == "bad rows on rank 0" && outcome.code == kExitData && outcome.agreed))
+TEST(RunAgreed, AnErrorEveryRankMeetsIsPrintedAsItIs) {
+  const Outcome outcome = RunAndCatch([&] { throw DataError("no dataset 'input'"); });
+  EXPECT_TRUE(test::AllRanksAgree(outcome.message == "no dataset 'input'" && outcome.code == kExitData &&
+                                  outcome.agreed))
       << outcome.message;
 }
 
-TEST(RunAgreed, AnErrorOnOneRankReachesAllWithItsRankAndCode) {
+TEST(RunAgreed, DifferentErrorsAreListedWithTheirRanksAndHosts) {
+  const int rank = test::World().Rank();
+  const int size = test::World().Size();
+  const Outcome outcome = RunAndCatch([&] {
+    if (rank == 0) throw ConfigError("first problem");
+    throw DataError("second problem");
+  });
+  const std::string host = test::World().Host();
+  std::string expected = "first problem";
+  if (size > 1) {
+    expected += " (on rank 0 of " + std::to_string(size) + ", " + host + ")\n  second problem (on rank" +
+                (size > 2 ? "s 1, 2" + std::string(size > 3 ? ", 3" : "") + " of " + std::to_string(size) + ": "
+                          : " 1 of " + std::to_string(size) + ", ") +
+                host + ")";
+  }
+  EXPECT_TRUE(test::AllRanksAgree(outcome.message == expected && outcome.code == kExitUsage && outcome.agreed))
+      << outcome.message << "\nexpected: " << expected;
+}
+
+TEST(RunAgreed, AnErrorOnOneRankReachesAllWithItsRankHostAndCode) {
   const int last = test::World().Size() - 1;
   const Outcome outcome = RunAndCatch([&] {
     if (test::World().Rank() == last) throw ConfigError("no such checkpoint");
   });
-  const std::string expected =
-      last == 0 ? "no such checkpoint" : "no such checkpoint (found on rank " + std::to_string(last) + ")";
+  const std::string expected = last == 0 ? "no such checkpoint"
+                                         : "no such checkpoint (on rank " + std::to_string(last) + " of " +
+                                               std::to_string(last + 1) + ", " + test::World().Host() + ")";
   EXPECT_TRUE(test::AllRanksAgree(outcome.message == expected && outcome.code == kExitUsage && outcome.agreed))
+      << outcome.message;
+}
+
+TEST(RunAgreed, LibTorchErrorsLoseTheirStackTrace) {
+  const Outcome outcome = RunAndCatch([] { TORCH_CHECK(false, "shapes do not match"); });
+  EXPECT_TRUE(test::AllRanksAgree(outcome.message == "shapes do not match" && outcome.code == kExitFailure))
       << outcome.message;
 }
 

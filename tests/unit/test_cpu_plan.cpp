@@ -147,6 +147,16 @@ TEST(ClampWarnings, NameTheCauseAndTheFix) {
   text = Joined(ClampWarnings(fine, {"OMP_NUM_THREADS=1", "MKL_NUM_THREADS=8"}));
   EXPECT_NE(text.find("OMP_NUM_THREADS=1 in the environment would clamp"), std::string::npos) << text;
   EXPECT_EQ(text.find("MKL_NUM_THREADS"), std::string::npos) << text;  // 8 threads: no clamp
+
+  // mpirun --oversubscribe: 4 ranks on a node whose job has 2 cores.
+  CoreFacts oversubscribed;
+  oversubscribed.node_cores = oversubscribed.cgroup_cores = oversubscribed.allowed_cores = 2;
+  oversubscribed.local_size = 4;
+  oversubscribed.planned_cores = 1;
+  text = Joined(ClampWarnings(oversubscribed, {}));
+  EXPECT_NE(text.find("4 ranks on this node share 2 cores"), std::string::npos) << text;
+  EXPECT_NE(text.find("at most 2 ranks per node"), std::string::npos) << text;
+  EXPECT_EQ(Joined(ClampWarnings(fine, {})).find("share"), std::string::npos);
 }
 
 }  // namespace

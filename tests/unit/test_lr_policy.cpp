@@ -78,5 +78,29 @@ TEST(LrSchedule, RestoreRescalesForAnotherGlobalBatch) {
   EXPECT_DOUBLE_EQ(two.Lr(), 1.6e-3 * 0.25 * 0.2);
 }
 
+// --allow-config-changes with another train.lr: the restored lrs follow it, reductions kept.
+TEST(LrSchedule, RestoreFollowsAChangedBaseLr) {
+  PlateauConfig plateau;
+  plateau.patience = 0;
+  LrSchedule before(MakeLrPolicy(1e-3, 128, 128, 8, 1, LrScaling::kLinear, 0, 10), plateau);
+  before.EndEpoch(10, 1.0);
+  before.EndEpoch(20, 1.0);  // reduced: 8e-3 -> 1.6e-3
+  LrSchedule after(MakeLrPolicy(5e-4, 128, 128, 8, 1, LrScaling::kLinear, 0, 10), plateau);
+  EXPECT_DOUBLE_EQ(after.Restore(before.Snapshot(), 20), 0.5);
+  EXPECT_DOUBLE_EQ(after.Lr(), 1.6e-3 * 0.5);
+}
+
+// A global batch below base_batch scales the lr down: no warmup "downwards" from train.lr.
+TEST(LrPolicy, NoWarmupWhenTheScaledLrIsNotAboveTheBase) {
+  const LrPolicy small = MakeLrPolicy(1e-3, 256, 32, 2, 1, LrScaling::kLinear, 2, 10);  // global 64 < 256
+  EXPECT_DOUBLE_EQ(small.scaled_lr, 2.5e-4);
+  EXPECT_EQ(small.warmup_steps, 0);
+  EXPECT_DOUBLE_EQ(small.WarmupLr(0), 2.5e-4);  // starts at the scaled lr, not at 1e-3
+  EXPECT_NE(small.Derivation().find("train.warmup_epochs=2 ignored"), std::string::npos) << small.Derivation();
+  const LrPolicy large = MakeLrPolicy(1e-3, 32, 32, 2, 1, LrScaling::kLinear, 2, 10);  // global 64 > 32
+  EXPECT_EQ(large.warmup_steps, 20);
+  EXPECT_DOUBLE_EQ(large.WarmupLr(0), 1e-3);
+}
+
 }  // namespace
 }  // namespace ct

@@ -1,0 +1,146 @@
+#include "train/run_directory.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "util/error.h"
+#include "util/logging.h"
+
+namespace fs = std::filesystem;
+
+namespace ct {
+namespace {
+
+std::string HostName() {
+  char name[256] = {0};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+std::string Timestamp(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[64];
+  std::strftime(text, sizeof(text), format, &local);
+  return text;
+}
+
+int64_t CountLines(const fs::path& file) {
+  std::ifstream in(file);
+  int64_t lines = 0;
+  for (std::string line; std::getline(in, line);) lines += !line.empty();
+  return lines;
+}
+
+void CreateDirectory(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw ConfigError("cannot create run directory '" + dir + "': " +
+                      (ec ? ec.message() : std::string("a file of that name is in the way")) +
+                      "; set output.dir to a writable path");
+  }
+}
+
+// An flock on dir/run.lock, with the holder's identity written into the file; -1 when this file
+// system has no locks (after a warning). Throws when another process holds it.
+int LockRunDirectory(const std::string& dir) {
+  const std::string path = dir + "/run.lock";
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw ConfigError("cannot create '" + path + "': " + std::strerror(errno) + "; set output.dir to a writable path");
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    if (error != EWOULDBLOCK) {
+      spdlog::warn("cannot lock '{}' ({}): this file system has no file locks, so a second run into {} would not "
+                   "be detected",
+                   path, std::strerror(error), dir);
+      close(fd);
+      return -1;
+    }
+    std::ifstream in(path);
+    std::string holder;
+    std::getline(in, holder);
+    close(fd);
+    throw ConfigError("run directory '" + dir + "' is in use by another clustertrain run (" +
+                      (holder.empty() ? std::string("holder unknown") : holder) +
+                      "); wait for it to end, or set output.dir to another directory");
+  }
+  const std::string holder = "rank 0 on " + HostName() + ", pid " + std::to_string(getpid()) + ", since " +
+                             Timestamp("%Y-%m-%d %H:%M:%S") + "\n";
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, holder.data(), holder.size(), 0) != static_cast<ssize_t>(holder.size())) {
+    spdlog::warn("cannot write the holder into '{}': {}", path, std::strerror(errno));
+  }
+  return fd;
+}
+
+// dir.replaced-YYYYMMDD-HHMMSS (with -2, -3, ... if that exists too).
+std::string MoveAside(const std::string& dir) {
+  const std::string base = fs::path(dir).lexically_normal().string();
+  const std::string stem = (base.back() == '/' ? base.substr(0, base.size() - 1) : base) + ".replaced-" +
+                           Timestamp("%Y%m%d-%H%M%S");
+  std::string target = stem;
+  for (int n = 2; fs::exists(target); ++n) target = stem + "-" + std::to_string(n);
+  std::error_code ec;
+  fs::rename(dir, target, ec);
+  if (ec) {
+    throw ConfigError("--overwrite: cannot move the earlier run in '" + dir + "' aside to '" + target +
+                      "': " + ec.message() + "; move or remove it yourself, or set output.dir to another directory");
+  }
+  return target;
+}
+
+}  // namespace
+
+std::string RunContents(const std::string& dir) {
+  std::vector<std::string> parts;
+  const fs::path root(dir);
+  std::error_code ec;
+  if (const int64_t epochs = CountLines(root / "metrics.jsonl"); epochs > 0) {
+    parts.push_back("metrics.jsonl with " + std::to_string(epochs) + (epochs == 1 ? " epoch" : " epochs"));
+  }
+  int64_t checkpoints = 0;
+  for (const auto& entry : fs::directory_iterator(root / "checkpoints", ec)) {
+    checkpoints += entry.path().extension() == ".pt";
+  }
+  if (checkpoints > 0) parts.push_back(std::to_string(checkpoints) + (checkpoints == 1 ? " checkpoint" : " checkpoints"));
+  if (fs::exists(root / "model.pt", ec)) parts.push_back("model.pt");
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "") + parts[i];
+  return text;
+}
+
+RunDirectory::RunDirectory(const RunClaim& claim) {
+  CreateDirectory(claim.dir);
+  lock_fd_ = LockRunDirectory(claim.dir);
+  const std::string contents = RunContents(claim.dir);
+  if (contents.empty() || claim.continues) return;
+  if (!claim.overwrite) {
+    throw ConfigError("run directory '" + claim.dir + "' holds another run (" + contents +
+                      "); continue it with --resume auto, set output.dir to a new directory, or pass --overwrite "
+                      "to move it aside (it is renamed, never deleted)");
+  }
+  // Hold the old lock until the new directory is ours, so that no other run slips in between.
+  const int old_fd = lock_fd_;
+  moved_to_ = MoveAside(claim.dir);
+  CreateDirectory(claim.dir);
+  lock_fd_ = LockRunDirectory(claim.dir);
+  if (old_fd >= 0) close(old_fd);
+  spdlog::warn("--overwrite: moved the earlier run in {} ({}) aside to {}", claim.dir, contents, moved_to_);
+}
+
+RunDirectory::~RunDirectory() {
+  if (lock_fd_ >= 0) close(lock_fd_);  // releases the flock
+}
+
+}  // namespace ct

@@ -1,0 +1,42 @@
+// A run directory belongs to one run (DESIGN.md, "Nothing is lost").
+//
+// Rank 0 claims output.dir before it writes anything there: it takes an flock on
+// output.dir/run.lock for the run's life (a second run into the same directory stops with the
+// host and pid of the first; the kernel drops the lock when its process dies, so a stale lock
+// file is no obstacle), and refuses a directory that holds another run unless the run
+// continues it (--resume) or moves it aside (--overwrite: renamed to
+// <dir>.replaced-YYYYMMDD-HHMMSS, never deleted).
+#pragma once
+
+#include <string>
+
+namespace ct {
+
+struct RunClaim {
+  std::string dir;
+  bool continues = false;  // --resume: the run continues what the directory holds
+  bool overwrite = false;  // --overwrite: move an earlier run aside
+};
+
+class RunDirectory {
+ public:
+  // Creates and locks claim.dir. Throws ConfigError (exit 2) when it is in use, holds another
+  // run that this one does not continue, or cannot be created.
+  explicit RunDirectory(const RunClaim& claim);
+  ~RunDirectory();
+  RunDirectory(const RunDirectory&) = delete;
+  RunDirectory& operator=(const RunDirectory&) = delete;
+
+  // Where the earlier run went (--overwrite), or "".
+  const std::string& MovedAsideTo() const { return moved_to_; }
+
+ private:
+  int lock_fd_ = -1;
+  std::string moved_to_;
+};
+
+// What of a run `dir` holds ("metrics.jsonl with 3 epochs, 2 checkpoints, model.pt"), or "" when
+// it holds nothing worth keeping (missing, empty, or a run that failed before its first epoch).
+std::string RunContents(const std::string& dir);
+
+}  // namespace ct
