@@ -30,13 +30,12 @@ std::string CpuSet::List() const {
 
 Topology Topology::ThisMachine(bool with_pci) {
   hwloc_topology_t handle = nullptr;
-  if (hwloc_topology_init(&handle) != 0) throw Error("hwloc_topology_init failed (" + ProcessIdentity() + ")");
+  if (hwloc_topology_init(&handle) != 0) throw Error("hwloc_topology_init failed");
   Topology topology(handle);
   hwloc_topology_set_flags(handle, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
   if (with_pci) hwloc_topology_set_io_types_filter(handle, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
   if (hwloc_topology_load(handle) != 0) {
-    throw Error("hwloc could not read this node's topology (" + ProcessIdentity() +
-                "); set runtime.bind=none to run without self-binding");
+    throw Error("hwloc could not read this node's topology; set runtime.bind=none to run without self-binding");
   }
   return topology;
 }

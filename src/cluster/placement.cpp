@@ -13,7 +13,7 @@ c10::Device ChooseDevice(DeviceChoice requested, const MpiWorld& world) {
   if (requested == DeviceChoice::kCuda && !cuda) {
     throw ConfigError("train.device=cuda, but " +
                       std::string(torch::cuda::is_available() ? "no GPU is visible" : "this LibTorch has no CUDA") +
-                      " (" + ProcessIdentity() + "); use train.device=cpu or build against a CUDA LibTorch");
+                      "; use train.device=cpu or build against a CUDA LibTorch");
   }
   if (requested == DeviceChoice::kCpu || !cuda) return c10::Device(c10::kCPU);
   const auto count = static_cast<int>(torch::cuda::device_count());

@@ -44,13 +44,13 @@ struct FileIdentity {
 FileIdentity Identify(const std::string& path) {
   struct stat info {};
   if (stat(path.c_str(), &info) != 0) {
-    throw DataError("cannot stat '" + path + "' (" + ProcessIdentity() + "): " + std::strerror(errno));
+    throw DataError("cannot stat '" + path + "': " + std::strerror(errno));
   }
   return {info.st_dev, info.st_ino, info.st_size};
 }
 
 void CheckUnchanged(const std::string& path, const FileIdentity& opened, int64_t epoch) {
-  const std::string when = " during training (epoch " + std::to_string(epoch + 1) + ", " + ProcessIdentity() + ")";
+  const std::string when = " during training (epoch " + std::to_string(epoch + 1) + ")";
   const std::string fix = "; data.sharding=blocks reads it every epoch: restore it and resume with --resume auto";
   struct stat info {};
   if (stat(path.c_str(), &info) != 0) {

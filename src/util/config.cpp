@@ -1,5 +1,7 @@
 #include "util/config.h"
 
+#include <fmt/format.h>
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -221,9 +223,13 @@ std::vector<std::pair<std::string, std::string>> ConfigValues(const Config& conf
   std::vector<std::pair<std::string, std::string>> values;
   for (const auto& key : ConfigKeys()) {
     YAML::Emitter value;
-    value.SetDoublePrecision(15);
     value << YAML::Flow << key.get(config);
-    values.emplace_back(key.name, value.c_str());
+    std::string text = value.c_str();
+    // Numbers as people write them: 0.004, not 0.0040000000000000001.
+    char* end = nullptr;
+    const double number = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size()) text = fmt::format("{:.15g}", number);
+    values.emplace_back(key.name, text);
   }
   return values;
 }

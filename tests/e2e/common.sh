@@ -52,5 +52,8 @@ expect_failure() {
   hits=$(grep -c -- "$pattern" "$out" || true)
   [[ $hits -eq 1 ]] || { cat "$out"; fail "'$pattern' printed $hits times, expected once: $*"; }
   ! grep -qi "core dumped" "$out" || { cat "$out"; fail "core dump: $*"; }
+  # A user never sees a C++ stack trace or a place in our source.
+  ! grep -qE "Exception raised from|frame #[0-9]|src/[a-z_/]+\.(cpp|h):[0-9]" "$out" \
+    || { cat "$out"; fail "a stack trace or source location reached the user: $*"; }
   echo "ok: exit $rc, '$pattern' ($hits line(s)): ${*: -2}"
 }

@@ -45,12 +45,12 @@ fi
 expect_failure 2 "train.device=cuda, but" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cuda
 expect_failure 2 "runtime.backend=nccl" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cpu \
   --set runtime.backend=nccl
-expect_failure 1 "cannot create run directory" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir=/etc/hostname/run
+expect_failure 2 "cannot create run directory" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir=/etc/hostname/run
 # A truncated checkpoint is refused; the good run directory it sits in is left as it was.
 "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/ok" --set train.epochs=1 >/dev/null
-head -c 1000 "$WORK/ok/checkpoints/epoch-000001.pt" > "$WORK/truncated.pt"
-expect_failure 1 "cannot read checkpoint" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/ok" \
-  --set train.epochs=2 --resume "$WORK/truncated.pt"
+head -c 1000 "$WORK/ok/checkpoints/epoch-000001.pt" > "$WORK/ok/checkpoints/truncated.pt"
+expect_failure 3 "cannot read checkpoint .*truncated.pt': PytorchStreamReader" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+  --set output.dir="$WORK/ok" --set train.epochs=2 --resume "$WORK/ok/checkpoints/truncated.pt"
 [[ -s "$WORK/ok/checkpoints/epoch-000001.pt" && $(wc -l < "$WORK/ok/metrics.jsonl") -eq 1 ]] \
   || fail "a refused resume changed the earlier checkpoint or metrics"
 # Disk full while checkpointing: a 1.6 MB tmpfs holds the first checkpoint (~1 MB) but not the

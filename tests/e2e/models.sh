@@ -166,13 +166,14 @@ expect_failure 2 "input rows are \[256\] and target rows \[128\]" -- "$MPIEXEC" 
 P=(predict --checkpoint "$WORK/mlp/checkpoints/epoch-000002.pt" --data "$WORK/val.h5")
 expect_failure 2 "pass --force" -- "$BIN" "${P[@]}" --out "$WORK/mlp.h5"
 expect_failure 3 "no dataset 'strain'" -- "$MPIEXEC" -n 2 "$BIN" "${P[@]}" --out "$WORK/p.h5" --set data.input_key=strain
-expect_failure 1 "cannot read checkpoint" -- "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/mlp/model.pt" \
+expect_failure 3 "cannot read checkpoint" -- "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/mlp/model.pt" \
   --data "$WORK/val.h5" --out "$WORK/p.h5"
 "$PY" -c "import h5py, numpy as np, sys; h5py.File(sys.argv[1], 'w')['input'] = np.zeros((64, 128), 'f4')" "$WORK/short_rows.h5"
 expect_failure 2 "give predict rows shaped like the training rows" -- "$MPIEXEC" -n 2 "$BIN" predict \
   --checkpoint "$WORK/conv/checkpoints/epoch-000002.pt" --data "$WORK/short_rows.h5" --out "$WORK/p.h5"
 [[ ! -e "$WORK/p.h5" ]] || fail "a failed predict left its output"
-# Resuming into other conv layers (another number of parameter tensors): the models' message,
-# before LibTorch's optimizer would refuse the state.
+# Resuming into other conv layers (another number of parameter tensors), even when config changes
+# are allowed: the models' message, before LibTorch's optimizer would refuse the state.
 expect_failure 2 "holds a vae_conv1d .* resume with the same model settings" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
-  --set output.dir="$WORK/conv" --set model.kind=vae_conv1d --set model.channels=[8,16] --set train.epochs=3 --resume auto
+  --set output.dir="$WORK/conv" --set model.kind=vae_conv1d --set model.channels=[8,16] --set train.epochs=3 \
+  --resume auto --allow-config-changes

@@ -36,13 +36,15 @@ ls "$WORK/straight/checkpoints" | tee "$WORK/ckpts.txt"
 # Another world size: resumes, re-derives the lr, and says so.
 "$MPIEXEC" -n 1 "$BIN" train "${T[@]}" --set output.dir="$WORK/resumed" --set train.epochs=5 --resume auto \
   2>&1 | tee "$WORK/ws.txt"
-grep -q "resuming a 2-rank run (global batch 64) on 1 ranks (global batch 32)" "$WORK/ws.txt" || fail "world-size change not logged"
+grep -q "a 2-rank run (global batch 64) resumed on 1 ranks (global batch 32)" "$WORK/ws.txt" || fail "world-size change not logged"
 [[ $(wc -l < "$WORK/resumed/metrics.jsonl") -eq 5 ]] || fail "world-size resume did not train epoch 5"
 
 # Nothing to resume: starts fresh. A checkpoint of another model: a clear error.
 train2 --set output.dir="$WORK/fresh" --set train.epochs=1 --resume auto | grep -q "starting from scratch" \
   || fail "--resume auto without checkpoints should start from scratch"
+expect_failure 2 "other settings than it was trained with (model.latent)" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+  --set output.dir="$WORK/straight" --set model.latent=4 --set train.epochs=6 --resume auto
 expect_failure 2 "holds a vae_mlp" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/straight" \
-  --set model.latent=4 --set train.epochs=6 --resume auto
+  --set model.latent=4 --set train.epochs=6 --resume auto --allow-config-changes
 expect_failure 2 "no such checkpoint" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --resume "$WORK/none.pt"
 echo "all resume cases ok"
