@@ -67,8 +67,7 @@ int ThreadsFor(const CoreFacts& facts) {
 std::vector<std::string> ClampWarnings(const CoreFacts& facts, const std::vector<std::string>& thread_env) {
   std::vector<std::string> warnings;
   if (facts.local_size > facts.cgroup_cores) {
-    warnings.push_back(Plural(facts.local_size, "rank") + " on this node share " +
-                       Plural(facts.cgroup_cores, "core") +
+    warnings.push_back(Plural(facts.local_size, "rank") + " on this node share " + Plural(facts.cgroup_cores, "core") +
                        ": less than a core each, so they time-share (an oversubscribed launch) and every step waits "
                        "for the slowest; run at most " +
                        std::to_string(facts.cgroup_cores) + " ranks per node");

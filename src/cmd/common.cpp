@@ -101,8 +101,7 @@ CLI::Validator FiniteNonNegative() {
   return CLI::Validator(
       [](std::string& text) {
         const double value = ParseNumber(text);
-        return std::isfinite(value) && value >= 0 ? std::string()
-                                                  : "must be a finite number >= 0, not '" + text + "'";
+        return std::isfinite(value) && value >= 0 ? std::string() : "must be a finite number >= 0, not '" + text + "'";
       },
       ">= 0");
 }

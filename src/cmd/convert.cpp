@@ -21,8 +21,8 @@ int RunConvertCommand(const ConvertArgs& args, int argc, char** argv) {
     return ReportEarlyError("--verify-only: '" + o.out_path + "' does not exist", kExitUsage);
   }
   if (!o.verify_only) {
-    const std::string problem =
-        OutputFileProblem(o.out_path, args.force, ", or --verify-only to check it against the seed file", {o.seed_path});
+    const std::string problem = OutputFileProblem(
+        o.out_path, args.force, ", or --verify-only to check it against the seed file", {o.seed_path});
     if (!problem.empty()) return ReportEarlyError(problem, kExitUsage);
   }
   return RunWithMpi(argc, argv, [&](const MpiWorld& world) { ConvertSeedLayout(o, world); });

@@ -14,7 +14,9 @@ struct PredictArgs {
 };
 
 int RunPredictCommand(const PredictArgs& args, int argc, char** argv) {
-  if (const std::string problem = OutputFileProblem(args.options.out, args.force, "", {args.options.data, args.options.checkpoint}); !problem.empty()) {
+  if (const std::string problem =
+          OutputFileProblem(args.options.out, args.force, "", {args.options.data, args.options.checkpoint});
+      !problem.empty()) {
     return ReportEarlyError(problem, kExitUsage);
   }
   return RunWithMpi(argc, argv, [&](const MpiWorld& world) { RunPredict(args.options, world); });

@@ -53,7 +53,8 @@ std::string DescribeFileForIdentity(const std::string& path) {
   bool ok = fstat(fd, &info) == 0;
   const int64_t size = info.st_size;
   const int64_t head = std::min(size, kSampledBytes);
-  ok = ok && HashRange(fd, 0, head, hash) && HashRange(fd, size - std::min(size, kSampledBytes), std::min(size, kSampledBytes), hash);
+  ok = ok && HashRange(fd, 0, head, hash) &&
+       HashRange(fd, size - std::min(size, kSampledBytes), std::min(size, kSampledBytes), hash);
   const int error = errno;
   close(fd);
   if (!ok) return std::string("cannot read it: ") + std::strerror(error);

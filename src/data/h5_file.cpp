@@ -105,11 +105,10 @@ ParallelH5File::ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm
                                  : H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
   if (id < 0) {
     const std::string stack = TakeHdf5ErrorStack();
-    throw DataError(mode == Mode::kRead
-                        ? "cannot open '" + path + "' as an HDF5 file: " + stack +
-                              "; check that the path is an HDF5 file readable on every node"
-                        : "cannot create HDF5 file '" + path + "': " + stack +
-                              "; check that its directory exists and is writable from every node");
+    throw DataError(mode == Mode::kRead ? "cannot open '" + path + "' as an HDF5 file: " + stack +
+                                              "; check that the path is an HDF5 file readable on every node"
+                                        : "cannot create HDF5 file '" + path + "': " + stack +
+                                              "; check that its directory exists and is writable from every node");
   }
   file_ = H5Id(id, H5Fclose);
 }

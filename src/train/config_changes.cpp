@@ -11,9 +11,9 @@ namespace {
 
 // Keys a resumed run may change without changing what it trains.
 bool KeepsExactness(const std::string& key) {
-  static const char* const kFree[] = {"train.epochs",          "train.device",        "train.nan_check_every",
-                                      "train.on_nonfinite",    "train.early_stop_patience", "data.prefetch",
-                                      "data.memory_budget"};
+  static const char* const kFree[] = {
+      "train.epochs",  "train.device",      "train.nan_check_every", "train.on_nonfinite", "train.early_stop_patience",
+      "data.prefetch", "data.memory_budget"};
   for (const char* free : kFree) {
     if (key == free) return true;
   }
@@ -53,9 +53,10 @@ void CheckConfigChanges(const std::string& checkpoint, const std::string& checkp
       spdlog::info("resuming with {} = {} (the checkpoint's run had {})", change.key, change.after, change.before);
       continue;
     }
-    spdlog::warn("resuming with {} = {} (the checkpoint's run had {}): the resumed run no longer continues the "
-                 "original exactly",
-                 change.key, change.after, change.before);
+    spdlog::warn(
+        "resuming with {} = {} (the checkpoint's run had {}): the resumed run no longer continues the "
+        "original exactly",
+        change.key, change.after, change.before);
     breaking += (breaking.empty() ? "" : ", ") + change.key;
   }
   if (breaking.empty() || allowed) return;

@@ -45,8 +45,8 @@ void CreateDirectory(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
-    throw ConfigError("cannot create run directory '" + dir + "': " +
-                      (ec ? ec.message() : std::string("a file of that name is in the way")) +
+    throw ConfigError("cannot create run directory '" + dir +
+                      "': " + (ec ? ec.message() : std::string("a file of that name is in the way")) +
                       "; set output.dir to a writable path");
   }
 }
@@ -62,9 +62,10 @@ int LockRunDirectory(const std::string& dir) {
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     if (error != EWOULDBLOCK) {
-      spdlog::warn("cannot lock '{}' ({}): this file system has no file locks, so a second run into {} would not "
-                   "be detected",
-                   path, std::strerror(error), dir);
+      spdlog::warn(
+          "cannot lock '{}' ({}): this file system has no file locks, so a second run into {} would not "
+          "be detected",
+          path, std::strerror(error), dir);
       close(fd);
       return -1;
     }
@@ -87,8 +88,8 @@ int LockRunDirectory(const std::string& dir) {
 // dir.replaced-YYYYMMDD-HHMMSS (with -2, -3, ... if that exists too).
 std::string MoveAside(const std::string& dir) {
   const std::string base = fs::path(dir).lexically_normal().string();
-  const std::string stem = (base.back() == '/' ? base.substr(0, base.size() - 1) : base) + ".replaced-" +
-                           Timestamp("%Y%m%d-%H%M%S");
+  const std::string stem =
+      (base.back() == '/' ? base.substr(0, base.size() - 1) : base) + ".replaced-" + Timestamp("%Y%m%d-%H%M%S");
   std::string target = stem;
   for (int n = 2; fs::exists(target); ++n) target = stem + "-" + std::to_string(n);
   std::error_code ec;
@@ -113,7 +114,8 @@ std::string RunContents(const std::string& dir) {
   for (const auto& entry : fs::directory_iterator(root / "checkpoints", ec)) {
     checkpoints += entry.path().extension() == ".pt";
   }
-  if (checkpoints > 0) parts.push_back(std::to_string(checkpoints) + (checkpoints == 1 ? " checkpoint" : " checkpoints"));
+  if (checkpoints > 0)
+    parts.push_back(std::to_string(checkpoints) + (checkpoints == 1 ? " checkpoint" : " checkpoints"));
   if (fs::exists(root / "model.pt", ec)) parts.push_back("model.pt");
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "") + parts[i];

@@ -2,8 +2,8 @@
 
 #include <torch/utils.h>
 
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -17,8 +17,8 @@
 #include "data/make_train_batches.h"
 #include "model/forward.h"
 #include "model/make_model.h"
-#include "train/model_io.h"
 #include "train/config_changes.h"
+#include "train/model_io.h"
 #include "train/progress.h"
 #include "train/resume_choice.h"
 #include "train/validate.h"
@@ -225,11 +225,11 @@ void Trainer::Resume(const std::string& checkpoint) {
   if (scale != 1.0 && lead_) {
     // Another world size (global batch), or an allowed change of the lr settings: the lrs follow
     // the new scaled lr by the same rule, plateau reductions kept.
-    const std::string why = s.lr.global_batch != lr_->Policy().global_batch
-                                ? fmt::format("a {}-rank run (global batch {}) resumed on {} ranks (global batch {})",
-                                              s.world_size, s.lr.global_batch, world_.Size(),
-                                              lr_->Policy().global_batch)
-                                : std::string("the lr settings changed (--allow-config-changes)");
+    const std::string why =
+        s.lr.global_batch != lr_->Policy().global_batch
+            ? fmt::format("a {}-rank run (global batch {}) resumed on {} ranks (global batch {})", s.world_size,
+                          s.lr.global_batch, world_.Size(), lr_->Policy().global_batch)
+            : std::string("the lr settings changed (--allow-config-changes)");
     spdlog::warn("{}: the lr schedule's lrs x {:.4g}", why, scale);
   }
   early_stop_->Restore(s.early_stop);

@@ -31,8 +31,8 @@ namespace ct {
 
 // How a run treats its run directory and an earlier run (train's command line).
 struct TrainOptions {
-  std::string resume;                 // "" (start fresh), "auto" (the newest readable checkpoint in output.dir) or a path
-  bool overwrite = false;             // move an earlier run in output.dir aside
+  std::string resume;      // "" (start fresh), "auto" (the newest readable checkpoint in output.dir) or a path
+  bool overwrite = false;  // move an earlier run in output.dir aside
   bool allow_config_changes = false;  // resume although settings that break exactness changed
 };
 
@@ -74,7 +74,7 @@ class Trainer {
   void Finish();
 
   const Config& config_;
-  std::unique_ptr<HangWatchdog> watchdog_;  // first: it watches everything after it
+  std::unique_ptr<HangWatchdog> watchdog_;     // first: it watches everything after it
   std::optional<RunDirectory> run_directory_;  // rank 0: the lock on output.dir
   const MpiWorld& world_;
   const bool lead_;  // rank 0: logs progress and writes the run's files

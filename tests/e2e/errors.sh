@@ -41,7 +41,43 @@ with h5py.File('$WORK/short.h5', 'w') as f:
     --set data.train="$WORK/inf.h5" --set data.sharding=blocks --set data.block_rows=32
   expect_failure 3 "has no rows" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/empty.h5"
   expect_failure 3 "must pair row by row" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/short.h5"
+  "$PY" -c "
+import h5py, numpy as np
+with h5py.File('$WORK/zero_width.h5', 'w') as f:
+    f['input'] = np.zeros((256, 0), np.float32); f['target'] = np.zeros((256, 0), np.float32)
+with h5py.File('$WORK/one_row.h5', 'w') as f:
+    f['input'] = np.ones((1, 256), np.float32); f['target'] = np.ones((1, 256), np.float32)
+with h5py.File('$WORK/no_rows.h5', 'w') as f:
+    f['input'] = np.zeros((0, 256), np.float32); f['target'] = np.zeros((0, 256), np.float32)
+with h5py.File('$WORK/planes.h5', 'w') as f:
+    f['input'] = np.zeros((512, 2, 128), np.float32); f['target'] = np.zeros((512, 2, 128), np.float32)
+with h5py.File('$WORK/int16.h5', 'w') as f:
+    f['input'] = np.zeros((256, 256), np.int16); f['target'] = np.zeros((256, 256), np.float32)"
+  # Rows of no values (a division by zero once, and a core dump).
+  expect_failure 3 "has shape \[256, 0\]: its rows hold no values" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+    --set data.train="$WORK/zero_width.h5"
+  # A validation set with fewer rows than ranks trains (an empty shard adds (0, 0) to the sums);
+  # one of no rows at all does not.
+  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.val="$WORK/one_row.h5" --set output.dir="$WORK/one_row" \
+    --set train.epochs=1 >"$WORK/one_row.txt" 2>&1 || { cat "$WORK/one_row.txt"; fail "a 1-row validation set on 2 ranks"; }
+  expect_failure 3 "'$WORK/no_rows.h5': dataset 'input' has no rows" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+    --set data.val="$WORK/no_rows.h5"
+  # Row shapes, not value counts: [2, 128] and [256] hold as many values.
+  expect_failure 3 "training rows have shape \[2, 128\] (target \[2, 128\]) but validation rows have shape \[256\]" \
+    -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/planes.h5" --set model.kind=vae_conv1d
+  expect_failure 3 "dataset 'input' in '$WORK/int16.h5' has dtype int16;" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+    --set data.train="$WORK/int16.h5"
 fi
+expect_failure 2 "config key 'data.train': '$WORK' is a directory" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+  --set data.train="$WORK"
+# make-data checks its arguments and output before it writes anything.
+expect_failure 2 "'$WORK' is a directory; give a file name" -- "$MPIEXEC" -n 2 "$BIN" make-data --out "$WORK" --force
+! ls "$WORK" | grep -q "tmp" || fail "make-data onto a directory left a temporary file"
+expect_failure 2 "must be a number >= 1, not '0'" -- "$BIN" make-data --out "$WORK/n0.h5" -n 0
+[[ $(wc -c < "$WORK/out.txt") -lt 300 ]] || { cat "$WORK/out.txt"; fail "make-data -n 0: the message is not short"; }
+expect_failure 2 "must be a finite number >= 0, not 'nan'" -- "$BIN" make-data --out "$WORK/nan_noise.h5" --noise nan
+[[ ! -e "$WORK/n0.h5" && ! -e "$WORK/nan_noise.h5" ]] || fail "make-data wrote a file after a bad argument"
+expect_failure 2 "unknown command 'trian'; did you mean 'train'?" -- "$BIN" trian --config configs/tiny.yaml
 expect_failure 2 "train.device=cuda, but" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cuda
 expect_failure 2 "runtime.backend=nccl" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cpu \
   --set runtime.backend=nccl

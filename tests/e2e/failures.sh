@@ -31,6 +31,33 @@ signal_rank_1 stopped STOP --set runtime.watchdog_s=5
 grep -q "error: no progress for [0-9]* s at 'training step' (rank 0" "$WORK/stopped.txt" \
   || { cat "$WORK/stopped.txt"; fail "rank 0 did not report the hang"; }
 
+# A rank stopped during start-up or while the data loads (where no step beats yet): the
+# watchdog covers every phase from the first collective on.
+for phase in "start-up" "loading data"; do
+  CT_TEST_STOP_AT="$phase" expect_failure 4 "error: no progress for [0-9]* s at '$phase.*' (rank 0" -- \
+    "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/stuck" --set runtime.watchdog_s=3
+done
+
+# Nodes that disagree about a file (each rank 1 below runs in a mount namespace of its own, as on
+# another node): a stale copy stops every rank with exit 3 naming what each rank sees, before
+# HDF5's collective reads could deadlock; a file missing on one node is reported once, with the
+# rank and host that miss it.
+if [[ $(id -u) -eq 0 ]] && unshare -m true 2>/dev/null; then
+  mkdir -p "$WORK/data" "$WORK/empty"
+  cp "$WORK/train.h5" "$WORK/data/train.h5"
+  "$BIN" make-data --out "$WORK/stale.h5" -n 4096 -l 256 --seed 99 >/dev/null
+  N=(--config configs/tiny.yaml --set data.train="$WORK/data/train.h5" --set data.val="$WORK/val.h5"
+     --set output.dir="$WORK/nodes")
+  # Rank 0 as usual; rank 1 with a file or directory bound over another (MPMD: "A : B").
+  other_node() { echo "mount --bind '$1' '$2' && exec '$BIN' train ${N[*]}"; }
+  expect_failure 3 "the ranks do not see the same file '$WORK/data/train.h5': rank 0 ([^)]*): [0-9]* bytes, checksum [0-9a-f]*; rank 1 ([^)]*): [0-9]* bytes, checksum" \
+    -- "$MPIEXEC" -n 1 "$BIN" train "${N[@]}" : -n 1 unshare -m bash -c "$(other_node "$WORK/stale.h5" "$WORK/data/train.h5")"
+  expect_failure 2 "file '$WORK/data/train.h5' does not exist .* (on rank 1 of 2, $(hostname))" \
+    -- "$MPIEXEC" -n 1 "$BIN" train "${N[@]}" : -n 1 unshare -m bash -c "$(other_node "$WORK/empty" "$WORK/data")"
+else
+  echo "skipped: the stale-copy and missing-file cases need root and unshare -m (a mount namespace per rank)"
+fi
+
 expect_failure 5 "the training loss became" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
   --set output.dir="$WORK/diverged" --set train.lr=1e30
 # Checked every step (opted in): the error names the step, before the epoch ends.

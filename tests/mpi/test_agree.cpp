@@ -34,8 +34,8 @@ TEST(RunAgreed, NothingThrownIsNothingThrown) {
 
 TEST(RunAgreed, AnErrorEveryRankMeetsIsPrintedAsItIs) {
   const Outcome outcome = RunAndCatch([&] { throw DataError("no dataset 'input'"); });
-  EXPECT_TRUE(test::AllRanksAgree(outcome.message == "no dataset 'input'" && outcome.code == kExitData &&
-                                  outcome.agreed))
+  EXPECT_TRUE(
+      test::AllRanksAgree(outcome.message == "no dataset 'input'" && outcome.code == kExitData && outcome.agreed))
       << outcome.message;
 }
 
