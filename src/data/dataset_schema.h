@@ -1,5 +1,5 @@
-// The dataset contract checked on open: float32 `input` and `target` datasets with the same
-// number of rows, at least one.
+// The dataset contract checked on open: numeric `input` and `target` datasets (float32, or
+// converted to it as they are read) with the same number of rows, at least one.
 #pragma once
 
 #include <string>
@@ -17,7 +17,12 @@ struct DatasetSchema {
   int64_t RowBytes() const { return 4 * (input.RowElements() + target.RowElements()); }
 };
 
-// Collective when `file` is. Throws DataError naming the file, the dataset and the fix.
+// Collective when `file` is. Throws DataError naming the file, the dataset and the fix (also for
+// a virtual dataset whose source files are missing).
 DatasetSchema ReadSchema(const ParallelH5File& file, const std::string& input_key, const std::string& target_key);
+
+// For the log: which datasets are stored in another type than float32 and converted, or "".
+std::string ConversionNote(const DatasetSchema& schema, const std::string& path, const std::string& input_key,
+                           const std::string& target_key);
 
 }  // namespace ct

@@ -1,6 +1,10 @@
 #include "data/h5_file.h"
 
+#include <c10/util/Half.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 
 #include "cluster/mpi_check.h"
 #include "data/file_identity.h"
@@ -9,10 +13,22 @@
 namespace ct {
 namespace {
 
+std::map<std::string, std::string>& MpiIoHints() {
+  static std::map<std::string, std::string> hints;
+  return hints;
+}
+
 H5Id FileAccess(MPI_Comm comm) {
   H5Id fapl(H5_CHECK(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
   if (comm == MPI_COMM_NULL) return fapl;  // this process alone: HDF5's POSIX driver, no MPI call
-  H5_CHECK(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL));
+  MPI_Info info = MPI_INFO_NULL;
+  if (!MpiIoHints().empty()) {
+    MPI_CHECK(MPI_Info_create(&info));
+    for (const auto& [name, value] : MpiIoHints()) MPI_CHECK(MPI_Info_set(info, name.c_str(), value.c_str()));
+  }
+  const herr_t set = H5Pset_fapl_mpio(fapl.get(), comm, info);  // HDF5 keeps its own copy of info
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  H5_CHECK(set);
   // Metadata is read once by one rank and broadcast, instead of by every rank.
   H5_CHECK(H5Pset_all_coll_metadata_ops(fapl.get(), true));
   H5_CHECK(H5Pset_coll_metadata_write(fapl.get(), true));
@@ -57,11 +73,64 @@ void ForEachPiece(MPI_Comm comm, int64_t start, int64_t count, int64_t piece_row
   }
 }
 
+// How a dataset's values are stored and brought to float32: read into memory in the stored type
+// itself (the dataset's type in this machine's byte order, so HDF5 converts nothing), then
+// converted by `convert`. float32 needs no conversion.
+struct StoredType {
+  H5Id memory_type;
+  size_t bytes = 4;
+  bool is_float32 = true;
+  void (*convert)(const void* in, int64_t n, float* out) = nullptr;
+};
+
+template <class T>
+void ConvertToFloat(const void* in, int64_t n, float* out) {
+  const T* values = static_cast<const T*>(in);
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(values[i]);
+}
+
+StoredType StoredTypeOf(hid_t dataset) {
+  H5Id type(H5_CHECK(H5Dget_type(dataset)), H5Tclose);
+  StoredType stored;
+  stored.bytes = H5Tget_size(type.get());
+  const bool is_float = H5Tget_class(type.get()) == H5T_FLOAT;
+  const bool is_signed = H5Tget_sign(type.get()) != H5T_SGN_NONE;
+  stored.is_float32 = is_float && stored.bytes == 4;
+  if (stored.is_float32) {
+    stored.memory_type = H5Id(H5_CHECK(H5Tcopy(H5T_NATIVE_FLOAT)), H5Tclose);
+    return stored;
+  }
+  // float16 has no native C type: the file's own type in this machine's byte order.
+  stored.memory_type = H5Id(H5_CHECK(H5Tcopy(type.get())), H5Tclose);
+  H5_CHECK(H5Tset_order(stored.memory_type.get(), H5Tget_order(H5T_NATIVE_INT)));
+  if (is_float) {
+    stored.convert = stored.bytes == 8 ? ConvertToFloat<double> : ConvertToFloat<c10::Half>;
+    return stored;
+  }
+  switch (stored.bytes) {
+    case 1:
+      stored.convert = is_signed ? ConvertToFloat<int8_t> : ConvertToFloat<uint8_t>;
+      break;
+    case 2:
+      stored.convert = is_signed ? ConvertToFloat<int16_t> : ConvertToFloat<uint16_t>;
+      break;
+    case 4:
+      stored.convert = is_signed ? ConvertToFloat<int32_t> : ConvertToFloat<uint32_t>;
+      break;
+    default:
+      stored.convert = is_signed ? ConvertToFloat<int64_t> : ConvertToFloat<uint64_t>;
+      break;
+  }
+  return stored;
+}
+
 int64_t PieceRows(int64_t row_elements, int64_t piece_bytes) {
   return std::max<int64_t>(1, piece_bytes / (row_elements * 4));
 }
 
 }  // namespace
+
+void ParallelH5File::SetMpiIoHints(const std::map<std::string, std::string>& hints) { MpiIoHints() = hints; }
 
 int64_t RowShape::RowElements() const {
   int64_t n = 1;
@@ -105,10 +174,16 @@ ParallelH5File::ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm
                                  : H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
   if (id < 0) {
     const std::string stack = TakeHdf5ErrorStack();
-    throw DataError(mode == Mode::kRead ? "cannot open '" + path + "' as an HDF5 file: " + stack +
-                                              "; check that the path is an HDF5 file readable on every node"
-                                        : "cannot create HDF5 file '" + path + "': " + stack +
-                                              "; check that its directory exists and is writable from every node");
+    if (mode == Mode::kCreate) {
+      throw DataError("cannot create HDF5 file '" + path + "': " + stack +
+                      "; check that its directory exists and is writable from every node");
+    }
+    const bool lock = stack.find("lock") != std::string::npos;
+    throw DataError("cannot open '" + path + "' as an HDF5 file: " + stack +
+                    (lock ? "; HDF5 could not lock the file, which some parallel and network file systems do not "
+                            "support: set HDF5_USE_FILE_LOCKING=FALSE in the job's environment (or wait for the "
+                            "program that holds a lock on it)"
+                          : "; check that the path is an HDF5 file readable on every node"));
   }
   file_ = H5Id(id, H5Fclose);
 }
@@ -138,14 +213,14 @@ H5Id ParallelH5File::OpenDataset(const std::string& name) const {
 RowShape ParallelH5File::FloatRows(const std::string& name) const {
   H5Id dataset = OpenDataset(name);
   H5Id type(H5_CHECK(H5Dget_type(dataset.get())), H5Tclose);
-  // float32 in either byte order; float16 too, which HDF5 converts on read.
-  const size_t bytes = H5Tget_size(type.get());
-  if (H5Tget_class(type.get()) != H5T_FLOAT || (bytes != 4 && bytes != 2)) {
+  const H5T_class_t kind = H5Tget_class(type.get());
+  if (kind != H5T_FLOAT && kind != H5T_INTEGER) {
     throw DataError("dataset '" + name + "' in '" + path_ + "' has dtype " + Hdf5TypeName(type.get()) +
-                    "; clustertrain reads float32 rows (float16 is converted as it is read): convert it, e.g. in "
-                    "h5py f.create_dataset(name, data=x.astype('float32'))");
+                    "; clustertrain reads numbers (float16/32/64 or integers, converted to float32 as they are "
+                    "read): store the rows as numbers, e.g. in h5py f.create_dataset(name, data=x.astype('float32'))");
   }
   RowShape shape;
+  shape.dtype = Hdf5TypeName(type.get());
   for (hsize_t d : Dims(dataset.get())) shape.dims.push_back(static_cast<int64_t>(d));
   if (shape.dims.empty())
     throw DataError("dataset '" + name + "' in '" + path_ + "' is a scalar; expected rows [N, ...]");
@@ -154,6 +229,34 @@ RowShape ParallelH5File::FloatRows(const std::string& name) const {
                     ": its rows hold no values; write rows of at least one value each");
   }
   return shape;
+}
+
+std::vector<std::string> ParallelH5File::MissingVirtualSources(const std::string& name) const {
+  namespace fs = std::filesystem;
+  H5Id dataset = OpenDataset(name);
+  H5Id dcpl(H5_CHECK(H5Dget_create_plist(dataset.get())), H5Pclose);
+  std::vector<std::string> missing;
+  if (H5Pget_layout(dcpl.get()) != H5D_VIRTUAL) return missing;
+  size_t count = 0;
+  H5_CHECK(H5Pget_virtual_count(dcpl.get(), &count));
+  const char* prefix = std::getenv("HDF5_VDS_PREFIX");
+  for (size_t i = 0; i < count; ++i) {
+    char source[4096] = {0};
+    if (H5Pget_virtual_filename(dcpl.get(), i, source, sizeof(source)) < 0) continue;
+    const fs::path file(source);
+    // "." is the virtual dataset's own file.
+    if (file == "." || std::find(missing.begin(), missing.end(), source) != missing.end()) continue;
+    // Where HDF5 looks for a relative name: as given, beside the VDS file, under HDF5_VDS_PREFIX.
+    std::vector<fs::path> places = {file};
+    if (file.is_relative()) {
+      places.push_back(fs::path(path_).parent_path() / file);
+      if (prefix) places.push_back(fs::path(prefix) / file);
+    }
+    std::error_code ec;
+    if (std::none_of(places.begin(), places.end(), [&](const fs::path& p) { return fs::is_regular_file(p, ec); }))
+      missing.push_back(source);
+  }
+  return missing;
 }
 
 bool ParallelH5File::IsVirtual(const std::string& name) const {
@@ -174,21 +277,33 @@ void ParallelH5File::ReadRows(const std::string& name, int64_t start, int64_t co
   H5Id file_space(H5_CHECK(H5Dget_space(dataset.get())), H5Sclose);
   H5Id dxpl = Transfer(comm_);
   const int64_t row_elements = shape.RowElements();
-  ForEachPiece(comm_, start, count, PieceRows(row_elements, kMaxPieceBytes), [&](int64_t first, int64_t rows) {
+  // Rows stored as float32 go straight into `out`. Others are read in their own type (so that
+  // HDF5 does no type conversion, which would turn collective reads into independent ones)
+  // into a staging buffer, piece by piece, and converted here.
+  const StoredType stored = StoredTypeOf(dataset.get());
+  const bool staged = !stored.is_float32;
+  const int64_t piece_rows = staged ? std::min(PieceRows(row_elements * stored.bytes / 4, kStagedPieceBytes),
+                                               std::max<int64_t>(count, 1))
+                                    : PieceRows(row_elements, kMaxPieceBytes);
+  std::vector<unsigned char> staging(staged ? static_cast<size_t>(piece_rows * row_elements * stored.bytes) : 0);
+  ForEachPiece(comm_, start, count, piece_rows, [&](int64_t first, int64_t rows) {
     std::vector<hsize_t> piece_dims(dims);
     piece_dims[0] = static_cast<hsize_t>(std::max<int64_t>(rows, 1));
     H5Id memory_space(H5_CHECK(H5Screate_simple(static_cast<int>(dims.size()), piece_dims.data(), nullptr)), H5Sclose);
     SelectRows(memory_space.get(), piece_dims, 0, rows);
     SelectRows(file_space.get(), dims, first, rows);
     float* target = out + (first - start) * row_elements;
-    if (H5Dread(dataset.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(), dxpl.get(), target) < 0) {
+    void* buffer = staged ? static_cast<void*>(staging.data()) : static_cast<void*>(target);
+    if (H5Dread(dataset.get(), stored.memory_type.get(), memory_space.get(), file_space.get(), dxpl.get(), buffer) <
+        0) {
       throw DataError("cannot read rows " + std::to_string(first) + "-" + std::to_string(first + rows - 1) +
                       " of dataset '" + name + "' in '" + path_ + "': " + TakeHdf5ErrorStack() +
                       "; check that the file is complete and readable on every node (`clustertrain info " + path_ +
                       "` reads its layout)");
     }
-    if (comm_ != MPI_COMM_NULL) Heartbeat();  // a long collective read is progress (util/heartbeat.h)
+    if (staged) stored.convert(staging.data(), rows * row_elements, target);
     if (comm_ != MPI_COMM_NULL) NoteCollectiveCause(dxpl.get());
+    if (comm_ != MPI_COMM_NULL) Heartbeat();  // a long collective read is progress (util/heartbeat.h)
   });
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ namespace ct {
 
 struct RowShape {
   std::vector<int64_t> dims;  // [N, ...]
+  std::string dtype = "float32";  // as stored in the file (rows are float32 once read)
   int64_t Rows() const { return dims.empty() ? 0 : dims[0]; }
   int64_t RowElements() const;  // product of dims[1:]
   std::string Str() const;      // "[16384, 1024]"
@@ -38,17 +40,24 @@ class ParallelH5File {
 
   const std::string& Path() const { return path_; }
 
-  // Checks that `name` is a float32 (or float16) dataset with at least one dimension and at least
-  // one value per row; returns its shape.
+  // MPI-IO hints (data.mpi_hints) for every collective open from now on, in this process.
+  static void SetMpiIoHints(const std::map<std::string, std::string>& hints);
+
+  // Checks that `name` is a dataset of numbers (float16/32/64 or integers) with at least one
+  // dimension and at least one value per row; returns its shape and stored type.
   RowShape FloatRows(const std::string& name) const;
 
-  // Collective: rows [start, start+count) of `name` into `out` (count * RowElements floats).
+  // Collective: rows [start, start+count) of `name` into `out` (count * RowElements floats), converted
+  // to float32 in memory from other stored types, so that the reads stay collective.
   void ReadRows(const std::string& name, int64_t start, int64_t count, float* out) const;
 
   bool HasDataset(const std::string& name) const;
 
   // A virtual dataset (VDS): rows mapped from other datasets, possibly in other files.
   bool IsVirtual(const std::string& name) const;
+  // The source files a virtual dataset maps rows from that cannot be found where HDF5 looks
+  // (HDF5 would read their rows as zeros, silently).
+  std::vector<std::string> MissingVirtualSources(const std::string& name) const;
 
   // Rows per chunk of `name`, or 0 if it is not chunked.
   int64_t ChunkRows(const std::string& name) const;

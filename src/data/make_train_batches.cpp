@@ -57,6 +57,8 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DataConfig& data, int64_t b
     ShardLoader rows = ShardLoader::Load(data.train, data.input_key, data.target_key, world.Comm(), device);
     return std::make_unique<StaticBatches>(std::move(rows), batch, seed, world.Size(), world.Rank());
   }
+  const std::string conversion = ConversionNote(schema, data.train, data.input_key, data.target_key);
+  if (world.Rank() == 0 && !conversion.empty()) spdlog::info("data: {}", conversion);
   BlockStreamOptions options;
   options.path = data.train;
   options.input_key = data.input_key;

@@ -48,6 +48,8 @@ ShardLoader ShardLoader::Load(const std::string& path, const std::string& input_
     // metadata), so no rank leaves a collective its peers are still in.
     ParallelH5File file(path, ParallelH5File::Mode::kRead, comm);
     schema = ReadSchema(file, input_key, target_key);
+    const std::string conversion = ConversionNote(schema, path, input_key, target_key);
+    if (rank == 0 && !conversion.empty()) spdlog::info("data: {}", conversion);
     total_rows = schema.Rows();
     slice = RankSlice(total_rows, size, rank);
     // Parallel HDF5 cannot read a virtual dataset collectively: each rank reads its rows itself.

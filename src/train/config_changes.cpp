@@ -13,7 +13,7 @@ namespace {
 bool KeepsExactness(const std::string& key) {
   static const char* const kFree[] = {
       "train.epochs",  "train.device",      "train.nan_check_every", "train.on_nonfinite", "train.early_stop_patience",
-      "data.prefetch", "data.memory_budget"};
+      "data.prefetch",           "data.mpi_hints", "data.memory_budget"};
   for (const char* free : kFree) {
     if (key == free) return true;
   }

@@ -47,6 +47,7 @@ struct PredictInput {
 PredictInput OpenInputAndModel(const PredictOptions& o, const Config& config, const MpiWorld& world) {
   PredictInput in;
   const std::string& key = config.data.input_key;
+  ParallelH5File::SetMpiIoHints(config.data.mpi_hints);
   RunAgreed(world, [&] {
     in.file.emplace(o.data, ParallelH5File::Mode::kRead, world.Comm());
     in.rows = in.file->FloatRows(key);

@@ -14,6 +14,7 @@
 #include "cluster/placement.h"
 #include "cluster/preemption.h"
 #include "comm/make_communicator.h"
+#include "data/h5_file.h"
 #include "data/make_train_batches.h"
 #include "model/forward.h"
 #include "model/make_model.h"
@@ -131,6 +132,12 @@ std::string Trainer::PrepareRunDirectory(const TrainOptions& options) {
 // file, so that rank 0 prints one message and no rank waits in a collective.
 void Trainer::LoadData() {
   const auto start = Clock::now();
+  ParallelH5File::SetMpiIoHints(config_.data.mpi_hints);
+  if (lead_ && !config_.data.mpi_hints.empty()) {
+    std::string hints;
+    for (const auto& [name, value] : config_.data.mpi_hints) hints += (hints.empty() ? "" : ", ") + name + "=" + value;
+    spdlog::info("data: MPI-IO hints {}", hints);
+  }
   RunAgreed(world_, [&] {
     train_ = MakeTrainBatches(config_.data, config_.train.batch_size, static_cast<uint64_t>(config_.train.seed), world_,
                               device_);

@@ -211,7 +211,7 @@ std::string ConfigToYaml(const Config& config) {
     open = sections;
     out << YAML::Key << parts.back() << YAML::Value;
     const YAML::Node value = key.get(config);
-    if (value.IsSequence()) out << YAML::Flow;
+    if (value.IsSequence() || value.IsMap()) out << YAML::Flow;
     out << value;
   }
   for (size_t i = 0; i < open.size(); ++i) out << YAML::EndMap;

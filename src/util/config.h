@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,7 @@ struct DataConfig {
   int64_t block_rows = 0;               // blocks mode: rows per block; 0 = auto (the file's chunk rows, >= 1 MiB)
   int64_t shuffle_window = 16;          // blocks mode: blocks whose rows are shuffled together
   int64_t prefetch = 4;                 // blocks mode: batches read ahead by the reader thread
+  std::map<std::string, std::string> mpi_hints;  // MPI-IO hints for collective opens (MPI_Info)
 };
 
 struct ModelConfig {

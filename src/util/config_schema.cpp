@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <type_traits>
 #include <utility>
@@ -158,6 +159,27 @@ ConfigKey AutoOrGiB(std::string name, std::string help, Access<double> access) {
   return key;
 }
 
+// A mapping of names to values, all kept as strings (MPI-IO hints take strings).
+ConfigKey TextMap(std::string name, std::string help, Access<std::map<std::string, std::string>> access) {
+  ConfigKey key{name, "mapping of names to values", help, nullptr, nullptr};
+  key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
+    if (!node.IsMap()) Fail(name, where, "expected a mapping such as {romio_cb_read: enable}, got " + Shown(node));
+    std::map<std::string, std::string> values;
+    for (const auto& item : node) {
+      const std::string entry = item.first.as<std::string>();
+      if (!item.second.IsScalar()) Fail(name, where, "the value of '" + entry + "' must be a single value");
+      values[entry] = item.second.Scalar();
+    }
+    access(c) = values;
+  };
+  key.get = [=](const Config& c) {
+    YAML::Node node(YAML::NodeType::Map);
+    for (const auto& [entry, value] : access(const_cast<Config&>(c))) node[entry] = value;
+    return node;
+  };
+  return key;
+}
+
 ConfigKey Boolean(std::string name, std::string help, Access<bool> access) {
   ConfigKey key{name, "true | false", help, nullptr, nullptr};
   key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
@@ -202,6 +224,11 @@ std::vector<ConfigKey> BuildKeys() {
       Integer(
           "data.prefetch", "blocks sharding: batches the reader thread keeps ready ahead of training",
           [](Config & c) -> auto& { return c.data.prefetch; }, 1),
+      TextMap(
+          "data.mpi_hints",
+          "MPI-IO hints for the collective reads, e.g. {romio_cb_read: enable, cb_buffer_size: 16777216} "
+          "(README: Lustre and GPFS settings)",
+          [](Config & c) -> auto& { return c.data.mpi_hints; }),
 
       Choice(
           "model.kind",

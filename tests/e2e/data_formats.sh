@@ -48,6 +48,18 @@ with h5py.File(w + "/vds.h5", "w") as f:
         f.create_virtual_dataset(key, layout)
 with h5py.File(w + "/half.h5", "w") as f:
     f["input"] = x.astype("f2"); f["target"] = y.astype("f2")
+with h5py.File(w + "/double.h5", "w") as f:  # numpy's default: float64, chunked and not
+    f.create_dataset("input", data=x.astype("f8"), chunks=(100, 128)); f["target"] = y.astype("f8")
+with h5py.File(w + "/ints.h5", "w") as f:
+    f["input"] = np.round(x * 1000).astype("i2"); f["target"] = np.round(y * 1000).astype("i2")
+with h5py.File(w + "/ints_as_float.h5", "w") as f:
+    f["input"] = np.round(x * 1000).astype("f4"); f["target"] = np.round(y * 1000).astype("f4")
+with h5py.File(w + "/gap.h5", "w") as f:
+    layout = h5py.VirtualLayout(shape=(999, 128), dtype="f4")
+    layout[0:500] = h5py.VirtualSource("part0.h5", "input", shape=(500, 128))
+    layout[500:999] = h5py.VirtualSource("missing_part.h5", "input", shape=(499, 128))
+    f.create_virtual_dataset("input", layout)
+    f["target"] = y
 PYEOF
 "$BIN" info "$WORK/vds.h5" | tee "$WORK/vds_info.txt"
 grep -q "/input  float32 \[999, 128\]  virtual dataset: 2 mappings from 2 files (part0.h5, part1.h5).*(stored in its source files)" \
@@ -64,7 +76,40 @@ import json
 a, b = (json.loads(open(f'$WORK/{r}/metrics.jsonl').readline()) for r in ('direct', 'vds_static'))
 assert a['train_loss'] == b['train_loss'] and a['val_loss'] == b['val_loss'], (a, b)"
 echo "ok: a virtual dataset trains like the file it maps (static, blocks, validation)"
+expect_failure 3 "virtual dataset 'input' maps rows from files that do not exist: missing_part.h5" -- \
+  "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/gap.h5" --set data.val="$WORK/one.h5"
+
+# Other stored types are read collectively in their own type and converted in memory: float64
+# holding float32 values trains bit for bit like the float32 file (both sharding modes), int16
+# like the same integers stored as float32, and float16 trains; HDF5 never falls back to
+# independent I/O for them (rank 0 would warn).
 "$BIN" info "$WORK/half.h5" | grep -q "float16 \[999, 128\]" || fail "info does not report float16"
+same_run() {  # same_run A B [flags]: train on A and on B; the same losses
+  local a=$1 b=$2 run
+  shift 2
+  for run in "$a" "$b"; do
+    "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/$run.h5" --set data.val="$WORK/$run.h5" \
+      --set train.epochs=2 --set output.dir="$WORK/typed_$run$*" "$@" >"$WORK/typed.txt" 2>&1 \
+      || { cat "$WORK/typed.txt"; fail "training on $run.h5 failed"; }
+    ! grep -q "fell back from collective" "$WORK/typed.txt" || { cat "$WORK/typed.txt"; fail "$run.h5: independent I/O"; }
+  done
+  grep -q "data: '$WORK/$b.h5' stores 'input' as [a-z0-9]* and 'target' as [a-z0-9]*: read collectively in that type" \
+    "$WORK/typed.txt" || { cat "$WORK/typed.txt"; fail "the conversion of $b.h5 is not logged"; }
+  "$PY" -c "
+import json, sys
+a, b = ([json.loads(l) for l in open(f'$WORK/typed_{r}$*/metrics.jsonl')] for r in ('$a', '$b'))
+assert [(r['train_loss'], r['val_loss']) for r in a] == [(r['train_loss'], r['val_loss']) for r in b], (a, b)"
+}
+same_run one double
+same_run one double --set data.sharding=blocks --set data.block_rows=100
+same_run ints_as_float ints
 "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/half.h5" --set data.val="$WORK/half.h5" \
   --set train.epochs=1 --set output.dir="$WORK/half" >/dev/null || fail "float16 rows did not train"
-echo "ok: float16 rows train"
+echo "ok: float64 and int16 train exactly like float32 holding the same values; float16 trains"
+
+# MPI-IO hints reach the collective opens and are echoed.
+"$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/one.h5" --set data.val="$WORK/one.h5" \
+  --set train.epochs=1 --set output.dir="$WORK/hints" --set "data.mpi_hints={romio_cb_read: enable, cb_buffer_size: 1048576}" \
+  >"$WORK/hints.txt" 2>&1 || { cat "$WORK/hints.txt"; fail "training with MPI-IO hints failed"; }
+grep -q "data: MPI-IO hints cb_buffer_size=1048576, romio_cb_read=enable" "$WORK/hints.txt" || fail "hints not echoed"
+grep -q "mpi_hints: {cb_buffer_size: 1048576, romio_cb_read: enable}" "$WORK/hints/config.yaml" || fail "hints not in config.yaml"

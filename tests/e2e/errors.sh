@@ -51,8 +51,8 @@ with h5py.File('$WORK/no_rows.h5', 'w') as f:
     f['input'] = np.zeros((0, 256), np.float32); f['target'] = np.zeros((0, 256), np.float32)
 with h5py.File('$WORK/planes.h5', 'w') as f:
     f['input'] = np.zeros((512, 2, 128), np.float32); f['target'] = np.zeros((512, 2, 128), np.float32)
-with h5py.File('$WORK/int16.h5', 'w') as f:
-    f['input'] = np.zeros((256, 256), np.int16); f['target'] = np.zeros((256, 256), np.float32)"
+with h5py.File('$WORK/text.h5', 'w') as f:
+    f['input'] = np.array([['a'] * 256] * 256, dtype='S1'); f['target'] = np.zeros((256, 256), np.float32)"
   # Rows of no values (a division by zero once, and a core dump).
   expect_failure 3 "has shape \[256, 0\]: its rows hold no values" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
     --set data.train="$WORK/zero_width.h5"
@@ -65,8 +65,8 @@ with h5py.File('$WORK/int16.h5', 'w') as f:
   # Row shapes, not value counts: [2, 128] and [256] hold as many values.
   expect_failure 3 "training rows have shape \[2, 128\] (target \[2, 128\]) but validation rows have shape \[256\]" \
     -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/planes.h5" --set model.kind=vae_conv1d
-  expect_failure 3 "dataset 'input' in '$WORK/int16.h5' has dtype int16;" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
-    --set data.train="$WORK/int16.h5"
+  expect_failure 3 "dataset 'input' in '$WORK/text.h5' has dtype string;" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+    --set data.train="$WORK/text.h5"
 fi
 expect_failure 2 "config key 'data.train': '$WORK' is a directory" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
   --set data.train="$WORK"

@@ -26,9 +26,9 @@ grep -q "moved the earlier run in .*/a (metrics.jsonl with 2 epochs, 2 checkpoin
   || fail "the new run's directory holds more than the new run"
 expect_failure 2 "excludes" -- "$BIN" train "${T[@]}" --set output.dir="$WORK/a" --overwrite --resume auto
 # A run that failed before its first epoch left nothing worth keeping: the directory is reused.
-"$PY" -c "import h5py, numpy as np; f = h5py.File('$WORK/int16.h5', 'w'); f['input'] = np.zeros((64, 256), 'i2'); f['target'] = np.zeros((64, 256), 'i2')"
-expect_failure 3 "dataset 'input' in '$WORK/int16.h5' has dtype int16" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
-  --set output.dir="$WORK/failed" --set data.val="$WORK/int16.h5"
+"$PY" -c "import h5py, numpy as np; f = h5py.File('$WORK/short.h5', 'w'); f['input'] = np.zeros((64, 256), 'f4'); f['target'] = np.zeros((63, 256), 'f4')"
+expect_failure 3 "must pair row by row" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+  --set output.dir="$WORK/failed" --set data.val="$WORK/short.h5"
 train2 --set output.dir="$WORK/failed" --set train.epochs=1 >/dev/null || fail "a directory without a run was refused"
 
 # 2. Two runs into one directory: the second stops at once, naming the first's host and pid. A

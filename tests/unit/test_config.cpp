@@ -139,6 +139,17 @@ TEST(Config, RuntimeKeysForBindingAndGradientSync) {
   EXPECT_NE(ErrorOf([] { LoadConfig("", {"runtime.interop_threads=0"}); }).find("auto or >= 1"), std::string::npos);
 }
 
+TEST(Config, MpiHintsAreAMappingOfStrings) {
+  EXPECT_TRUE(LoadConfig("", {}).data.mpi_hints.empty());
+  const Config c = LoadConfig("", {"data.mpi_hints={romio_cb_read: enable, cb_buffer_size: 16777216}"});
+  const std::map<std::string, std::string> expected = {{"cb_buffer_size", "16777216"}, {"romio_cb_read", "enable"}};
+  EXPECT_EQ(c.data.mpi_hints, expected);
+  EXPECT_EQ(LoadConfig(WriteTemp(ConfigToYaml(c)), {}).data.mpi_hints, expected);  // and back from config.yaml
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"data.mpi_hints=enable"}); }).find("expected a mapping"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"data.mpi_hints={a: [1, 2]}"}); }).find("'a' must be a single value"),
+            std::string::npos);
+}
+
 TEST(Config, SkippingNonFiniteStepsNeedsPerStepChecks) {
   EXPECT_EQ(LoadConfig("", {}).train.on_nonfinite, OnNonFinite::kStop);
   EXPECT_EQ(LoadConfig("", {}).train.nan_check_every, 0);
