@@ -51,9 +51,9 @@ with h5py.File(w + "/half.h5", "w") as f:
 with h5py.File(w + "/double.h5", "w") as f:  # numpy's default: float64, chunked and not
     f.create_dataset("input", data=x.astype("f8"), chunks=(100, 128)); f["target"] = y.astype("f8")
 with h5py.File(w + "/ints.h5", "w") as f:
-    f["input"] = np.round(x * 1000).astype("i2"); f["target"] = np.round(y * 1000).astype("i2")
+    f["input"] = np.round(x * 10).astype("i2"); f["target"] = np.round(y * 10).astype("i2")
 with h5py.File(w + "/ints_as_float.h5", "w") as f:
-    f["input"] = np.round(x * 1000).astype("f4"); f["target"] = np.round(y * 1000).astype("f4")
+    f["input"] = np.round(x * 10).astype("f4"); f["target"] = np.round(y * 10).astype("f4")
 with h5py.File(w + "/gap.h5", "w") as f:
     layout = h5py.VirtualLayout(shape=(999, 128), dtype="f4")
     layout[0:500] = h5py.VirtualSource("part0.h5", "input", shape=(500, 128))
