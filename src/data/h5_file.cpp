@@ -282,9 +282,9 @@ void ParallelH5File::ReadRows(const std::string& name, int64_t start, int64_t co
   // into a staging buffer, piece by piece, and converted here.
   const StoredType stored = StoredTypeOf(dataset.get());
   const bool staged = !stored.is_float32;
-  const int64_t piece_rows = staged ? std::min(PieceRows(row_elements * stored.bytes / 4, kStagedPieceBytes),
-                                               std::max<int64_t>(count, 1))
-                                    : PieceRows(row_elements, kMaxPieceBytes);
+  const int64_t piece_rows =
+      staged ? std::min(PieceRows(row_elements * stored.bytes / 4, kStagedPieceBytes), std::max<int64_t>(count, 1))
+             : PieceRows(row_elements, kMaxPieceBytes);
   std::vector<unsigned char> staging(staged ? static_cast<size_t>(piece_rows * row_elements * stored.bytes) : 0);
   ForEachPiece(comm_, start, count, piece_rows, [&](int64_t first, int64_t rows) {
     std::vector<hsize_t> piece_dims(dims);

@@ -22,7 +22,7 @@
 namespace ct {
 
 struct RowShape {
-  std::vector<int64_t> dims;  // [N, ...]
+  std::vector<int64_t> dims;      // [N, ...]
   std::string dtype = "float32";  // as stored in the file (rows are float32 once read)
   int64_t Rows() const { return dims.empty() ? 0 : dims[0]; }
   int64_t RowElements() const;  // product of dims[1:]

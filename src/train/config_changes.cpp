@@ -12,8 +12,8 @@ namespace {
 // Keys a resumed run may change without changing what it trains.
 bool KeepsExactness(const std::string& key) {
   static const char* const kFree[] = {
-      "train.epochs",  "train.device",      "train.nan_check_every", "train.on_nonfinite", "train.early_stop_patience",
-      "data.prefetch",           "data.mpi_hints", "data.memory_budget"};
+      "train.epochs",  "train.device",   "train.nan_check_every", "train.on_nonfinite", "train.early_stop_patience",
+      "data.prefetch", "data.mpi_hints", "data.memory_budget"};
   for (const char* free : kFree) {
     if (key == free) return true;
   }
