@@ -52,6 +52,14 @@ std::string Hdf5TypeName(hid_t type) {
   }
 }
 
+std::string OpenFailureAdvice(const std::string& stack) {
+  if (stack.find("lock") != std::string::npos) {
+    return "HDF5 could not lock the file, which some parallel and network file systems do not support: set "
+           "HDF5_USE_FILE_LOCKING=FALSE in the job's environment (or wait for the program that holds a lock on it)";
+  }
+  return "check that the path is an HDF5 file readable on every node";
+}
+
 void ThrowHdf5Error(const char* call, const char* file, int line) {
   // The source location is for developers (the rank's log file); users get HDF5's own words.
   spdlog::debug("HDF5 call {} failed at {}", call, Where(file, line));

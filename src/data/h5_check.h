@@ -22,6 +22,11 @@ std::string TakeHdf5ErrorStack();
 // "float32", "int16", "uint8", "string", "compound", "enum" (h5py's bool), ...
 std::string Hdf5TypeName(hid_t type);
 
+// What to do when H5Fopen of an existing file failed with HDF5's error `stack`: turn off HDF5's
+// file locking where the file system has no locks (or another program holds one), else check
+// the file.
+std::string OpenFailureAdvice(const std::string& stack);
+
 [[noreturn]] void ThrowHdf5Error(const char* call, const char* file, int line);
 
 template <class T>

@@ -178,12 +178,7 @@ ParallelH5File::ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm
       throw DataError("cannot create HDF5 file '" + path + "': " + stack +
                       "; check that its directory exists and is writable from every node");
     }
-    const bool lock = stack.find("lock") != std::string::npos;
-    throw DataError("cannot open '" + path + "' as an HDF5 file: " + stack +
-                    (lock ? "; HDF5 could not lock the file, which some parallel and network file systems do not "
-                            "support: set HDF5_USE_FILE_LOCKING=FALSE in the job's environment (or wait for the "
-                            "program that holds a lock on it)"
-                          : "; check that the path is an HDF5 file readable on every node"));
+    throw DataError("cannot open '" + path + "' as an HDF5 file: " + stack + "; " + OpenFailureAdvice(stack));
   }
   file_ = H5Id(id, H5Fclose);
 }

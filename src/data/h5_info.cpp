@@ -114,7 +114,10 @@ herr_t Visit(hid_t group, const char* name, const H5L_info_t*, void* data) {
 std::string DescribeH5File(const std::string& path) {
   SilenceHdf5Printing();
   hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id < 0) throw DataError("cannot open '" + path + "' as an HDF5 file: " + TakeHdf5ErrorStack());
+  if (id < 0) {
+    const std::string stack = TakeHdf5ErrorStack();
+    throw DataError("cannot open '" + path + "' as an HDF5 file: " + stack + "; " + OpenFailureAdvice(stack));
+  }
   H5Id file(id, H5Fclose);
   std::ostringstream out;
   hsize_t file_size = 0;

@@ -113,3 +113,13 @@ echo "ok: float64 and int16 train exactly like float32 holding the same values; 
   >"$WORK/hints.txt" 2>&1 || { cat "$WORK/hints.txt"; fail "training with MPI-IO hints failed"; }
 grep -q "data: MPI-IO hints cb_buffer_size=1048576, romio_cb_read=enable" "$WORK/hints.txt" || fail "hints not echoed"
 grep -q "mpi_hints: {cb_buffer_size: 1048576, romio_cb_read: enable}" "$WORK/hints/config.yaml" || fail "hints not in config.yaml"
+
+# HDF5 locks the files it opens alone (info, the blocks reader). When it cannot (another program
+# holds a lock; file systems without locks fail alike), the message names the way out.
+flock -x "$WORK/one.h5" sleep 300 &
+holder=$!
+until ! flock -n -s "$WORK/one.h5" true 2>/dev/null; do sleep 0.1; done  # held now
+expect_failure 3 "unable to lock file.*set HDF5_USE_FILE_LOCKING=FALSE in the job's environment" -- "$BIN" info "$WORK/one.h5"
+HDF5_USE_FILE_LOCKING=FALSE "$BIN" info "$WORK/one.h5" >/dev/null || fail "HDF5_USE_FILE_LOCKING=FALSE did not help"
+kill "$holder"
+echo "ok: a file HDF5 cannot lock: the message names HDF5_USE_FILE_LOCKING"
