@@ -116,10 +116,11 @@ grep -q "mpi_hints: {cb_buffer_size: 1048576, romio_cb_read: enable}" "$WORK/hin
 
 # HDF5 locks the files it opens alone (info, the blocks reader). When it cannot (another program
 # holds a lock; file systems without locks fail alike), the message names the way out.
-flock -x "$WORK/one.h5" sleep 300 &
+flock -x "$WORK/one.h5" sleep 300 >/dev/null 2>&1 &
 holder=$!
 until ! flock -n -s "$WORK/one.h5" true 2>/dev/null; do sleep 0.1; done  # held now
 expect_failure 3 "unable to lock file.*set HDF5_USE_FILE_LOCKING=FALSE in the job's environment" -- "$BIN" info "$WORK/one.h5"
 HDF5_USE_FILE_LOCKING=FALSE "$BIN" info "$WORK/one.h5" >/dev/null || fail "HDF5_USE_FILE_LOCKING=FALSE did not help"
-kill "$holder"
+pkill -P "$holder" sleep || true  # the lock's holder is flock's child
+wait "$holder" 2>/dev/null || true
 echo "ok: a file HDF5 cannot lock: the message names HDF5_USE_FILE_LOCKING"
