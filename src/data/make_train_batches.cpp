@@ -35,6 +35,22 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DataConfig& data, int64_t b
     const ParallelH5File file(data.train, ParallelH5File::Mode::kRead, world.Comm());
     schema = ReadSchema(file, data.input_key, data.target_key);
   }
+  if (data.val_fraction > 0) {
+    // Training sees only the rows before the validation tail (data/sharding.h).
+    const RowRange head = PartOf(schema.Rows(), data.val_fraction, FilePart::kTrainingHead);
+    if (head.Size() < 1) {
+      throw DataError("'" + data.train + "' has " + std::to_string(schema.Rows()) +
+                      " rows: too few to set aside data.val_fraction=" + std::to_string(data.val_fraction) +
+                      " for validation and train on the rest; lower it or give data.val");
+    }
+    if (world.Rank() == 0) {
+      spdlog::info(
+          "data: data.val_fraction={}: rows {}-{} of '{}' are the validation set, never trained on; "
+          "training uses rows 0-{}",
+          data.val_fraction, head.end, schema.Rows() - 1, data.train, head.end - 1);
+    }
+    schema.input.dims[0] = schema.target.dims[0] = head.end;
+  }
   // The largest slice, so that every rank decides alike.
   const int64_t slice_rows = (schema.Rows() + world.Size() - 1) / world.Size();
   const int64_t static_bytes = slice_rows * schema.RowBytes();
@@ -54,7 +70,8 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DataConfig& data, int64_t b
                       "ranks, or raise data.memory_budget");
   }
   if (mode == Sharding::kStatic) {
-    ShardLoader rows = ShardLoader::Load(data.train, data.input_key, data.target_key, world.Comm(), device);
+    ShardLoader rows = ShardLoader::Load(data.train, data.input_key, data.target_key, world.Comm(), device,
+                                         data.val_fraction, FilePart::kTrainingHead);
     return std::make_unique<StaticBatches>(std::move(rows), batch, seed, world.Size(), world.Rank());
   }
   const std::string conversion = ConversionNote(schema, data.train, data.input_key, data.target_key);

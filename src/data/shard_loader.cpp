@@ -26,7 +26,7 @@ void CheckFinite(const at::Tensor& rows, int64_t first, const std::string& path,
 }  // namespace
 
 ShardLoader ShardLoader::Load(const std::string& path, const std::string& input_key, const std::string& target_key,
-                              MPI_Comm comm, const c10::Device& device) {
+                              MPI_Comm comm, const c10::Device& device, double val_fraction, FilePart part) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -50,8 +50,16 @@ ShardLoader ShardLoader::Load(const std::string& path, const std::string& input_
     schema = ReadSchema(file, input_key, target_key);
     const std::string conversion = ConversionNote(schema, path, input_key, target_key);
     if (rank == 0 && !conversion.empty()) spdlog::info("data: {}", conversion);
-    total_rows = schema.Rows();
+    const RowRange rows = PartOf(schema.Rows(), val_fraction, part);
+    if (rows.Size() < 1) {
+      throw DataError("'" + path + "' has " + std::to_string(schema.Rows()) + " rows: too few to set aside " +
+                      std::to_string(ValidationRows(schema.Rows(), val_fraction)) +
+                      " for validation (data.val_fraction) and train on the rest; lower data.val_fraction or give "
+                      "data.val");
+    }
+    total_rows = rows.Size();
     slice = RankSlice(total_rows, size, rank);
+    slice = {slice.begin + rows.begin, slice.end + rows.begin};  // rows of the file
     // Parallel HDF5 cannot read a virtual dataset collectively: each rank reads its rows itself.
     is_virtual = file.IsVirtual(input_key) || file.IsVirtual(target_key);
     if (!is_virtual) {

@@ -1,6 +1,7 @@
 #include "data/sharding.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <utility>
 
@@ -22,6 +23,24 @@ std::vector<int64_t> Permutation(int64_t n, uint64_t seed) {
 }
 
 }  // namespace
+
+int64_t ValidationRows(int64_t rows, double fraction) {
+  if (fraction <= 0) return 0;
+  return std::max<int64_t>(1, std::llround(static_cast<double>(rows) * fraction));
+}
+
+RowRange PartOf(int64_t rows, double val_fraction, FilePart part) {
+  const int64_t held_out = ValidationRows(rows, val_fraction);
+  switch (part) {
+    case FilePart::kTrainingHead:
+      return {0, rows - held_out};
+    case FilePart::kValidationTail:
+      return {rows - held_out, rows};
+    case FilePart::kAll:
+      break;
+  }
+  return {0, rows};
+}
 
 RowRange RankSlice(int64_t rows, int world_size, int rank) {
   // 128-bit-safe enough: rows < 2^40 and world < 2^20 in any real run.

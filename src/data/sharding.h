@@ -26,6 +26,16 @@ struct RowRange {
 
 RowRange RankSlice(int64_t rows, int world_size, int rank);
 
+// data.val_fraction: the validation rows of a file of `rows` rows are its last
+// max(1, round(rows x fraction)) rows; training uses the rows before them. A fixed tail, so the
+// split is the same on every rank, for any world size and after a resume. (A file sorted by
+// some parameter puts the tail at one end of it: shuffle such a file, or give data.val.)
+int64_t ValidationRows(int64_t rows, double fraction);
+
+// Which rows of a file a loader reads: all, the training head or the validation tail.
+enum class FilePart { kAll, kTrainingHead, kValidationTail };
+RowRange PartOf(int64_t rows, double val_fraction, FilePart part);
+
 // Steps every rank can run with full batches: floor(smallest slice / batch).
 int64_t StepsPerEpoch(int64_t rows, int world_size, int64_t batch);
 

@@ -143,8 +143,11 @@ void Trainer::LoadData() {
                               device_);
   });
   RunAgreed(world_, [&] {
-    val_.emplace(
-        ShardLoader::Load(config_.data.val, config_.data.input_key, config_.data.target_key, world_.Comm(), device_));
+    val_.emplace(config_.data.val_fraction > 0
+                     ? ShardLoader::Load(config_.data.train, config_.data.input_key, config_.data.target_key,
+                                         world_.Comm(), device_, config_.data.val_fraction, FilePart::kValidationTail)
+                     : ShardLoader::Load(config_.data.val, config_.data.input_key, config_.data.target_key,
+                                         world_.Comm(), device_));
   });
   // Shapes, not value counts: rows [2, 512] and [1024] hold as many values but fit no one model.
   const auto shape = [](const std::vector<int64_t>& dims) { return "[" + c10::Join(", ", dims) + "]"; };

@@ -139,6 +139,11 @@ void ValidateRelations(const Config& c) {
         "config key 'model.kind' is torchscript, but model.path is empty: give the module file "
         "(torch.jit.script(model).save(path) in Python; see configs/torchscript/)");
   }
+  if (c.data.val_fraction > 0 && !c.data.val.empty()) {
+    throw ConfigError(
+        "config keys 'data.val' and 'data.val_fraction' are both set: validate on a file (data.val) or "
+        "on a fraction of data.train (data.val_fraction), not both");
+  }
   if (c.train.plateau.min_lr >= c.train.lr) {
     throw ConfigError("config key 'train.plateau.min_lr' (" + std::to_string(c.train.plateau.min_lr) +
                       ") must be below train.lr (" + std::to_string(c.train.lr) + ")");
@@ -150,7 +155,7 @@ void ValidateRelations(const Config& c) {
 void CheckInputFiles(const Config& config) {
   auto make_data = [](const std::string& path) { return "create it with `clustertrain make-data --out " + path + "`"; };
   CheckPathReadable("data.train", config.data.train, make_data(config.data.train));
-  CheckPathReadable("data.val", config.data.val, make_data(config.data.val));
+  if (config.data.val_fraction == 0) CheckPathReadable("data.val", config.data.val, make_data(config.data.val));
   if (config.model.kind == ModelKind::kTorchScript) {
     CheckPathReadable("model.path", config.model.path,
                       "save the module there from Python with torch.jit.script(model).save(path) (see "

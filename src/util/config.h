@@ -16,8 +16,9 @@
 namespace ct {
 
 struct DataConfig {
-  std::string train;  // HDF5 file with the training rows
-  std::string val;    // HDF5 file with the validation rows
+  std::string train;        // HDF5 file with the training rows
+  std::string val;          // HDF5 file with the validation rows ("" with val_fraction)
+  double val_fraction = 0;  // > 0: validate on the training file's last rows (ValidationRows) instead
   std::string input_key = "input";
   std::string target_key = "target";
   Sharding sharding = Sharding::kAuto;  // auto: static if this rank's rows fit memory_budget

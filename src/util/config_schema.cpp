@@ -196,7 +196,13 @@ std::vector<ConfigKey> BuildKeys() {
           "data.train", "HDF5 file with the training rows (required)",
           [](Config & c) -> auto& { return c.data.train; }),
       Text(
-          "data.val", "HDF5 file with the validation rows (required)", [](Config & c) -> auto& { return c.data.val; }),
+          "data.val", "HDF5 file with the validation rows (or set data.val_fraction)",
+          [](Config & c) -> auto& { return c.data.val; }),
+      Real(
+          "data.val_fraction",
+          "instead of data.val: validate on this fraction of data.train's rows, the file's last rows, never "
+          "trained on; 0 = off",
+          [](Config & c) -> auto& { return c.data.val_fraction; }, 0, false, 0.9),
       Text(
           "data.input_key", "dataset holding the model input, shape [N, L]",
           [](Config & c) -> auto& { return c.data.input_key; }),

@@ -124,3 +124,36 @@ HDF5_USE_FILE_LOCKING=FALSE "$BIN" info "$WORK/one.h5" >/dev/null || fail "HDF5_
 pkill -P "$holder" sleep || true  # the lock's holder is flock's child
 wait "$holder" 2>/dev/null || true
 echo "ok: a file HDF5 cannot lock: the message names HDF5_USE_FILE_LOCKING"
+
+# data.val_fraction: the file's last rows are the validation set and are never trained on. A run
+# with it equals a run on two files holding the head and the tail (train and val losses, bit
+# for bit) for 1, 2 and 3 ranks and both sharding modes, and a resumed run equals a straight one.
+"$PY" - "$WORK" <<'PYEOF'
+import sys, h5py
+w = sys.argv[1]
+with h5py.File(w + "/one.h5") as a, h5py.File(w + "/head.h5", "w") as h, h5py.File(w + "/tail.h5", "w") as t:
+    for key in ("input", "target"):
+        h[key] = a[key][:799]; t[key] = a[key][799:]  # 999 rows, fraction 0.2: the last 200
+PYEOF
+V=(--config configs/tiny.yaml --set train.epochs=2)
+split_metrics() { "$PY" -c "import json; print([(r['train_loss'], r['val_loss']) for r in map(json.loads, open('$1/metrics.jsonl'))])"; }
+for ranks in 1 2 3; do
+  for sharding in static blocks; do
+    S=(--set data.sharding=$sharding --set data.block_rows=100)
+    "$MPIEXEC" -n $ranks "$BIN" train "${V[@]}" "${S[@]}" --set data.train="$WORK/one.h5" --set data.val= --set data.val_fraction=0.2 \
+      --set output.dir="$WORK/split$ranks$sharding" >"$WORK/split.txt" 2>&1 || { cat "$WORK/split.txt"; fail "val_fraction run"; }
+    "$MPIEXEC" -n $ranks "$BIN" train "${V[@]}" "${S[@]}" --set data.train="$WORK/head.h5" --set data.val="$WORK/tail.h5" \
+      --set output.dir="$WORK/files$ranks$sharding" >/dev/null 2>&1 || fail "head/tail run"
+    [[ "$(split_metrics "$WORK/split$ranks$sharding")" == "$(split_metrics "$WORK/files$ranks$sharding")" ]] \
+      || fail "val_fraction on $ranks ranks ($sharding) is not the head/tail split"
+  done
+done
+grep -q "data.val_fraction=0.2: rows 799-998 of '$WORK/one.h5' are the validation set, never trained on; training uses rows 0-798" \
+  "$WORK/split.txt" || { cat "$WORK/split.txt"; fail "the split is not logged"; }
+"$MPIEXEC" -n 2 "$BIN" train "${V[@]}" --set data.train="$WORK/one.h5" --set data.val= --set data.val_fraction=0.2 --set train.epochs=1 \
+  --set output.dir="$WORK/split_resumed" >/dev/null
+"$MPIEXEC" -n 2 "$BIN" train "${V[@]}" --set data.train="$WORK/one.h5" --set data.val= --set data.val_fraction=0.2 \
+  --set output.dir="$WORK/split_resumed" --resume auto >/dev/null
+[[ "$(split_metrics "$WORK/split_resumed")" == "$(split_metrics "$WORK/split2static")" ]] \
+  || fail "a resumed val_fraction run differs from the straight one"
+echo "ok: data.val_fraction holds out the last rows, the same for 1-3 ranks, both modes and a resume"

@@ -150,6 +150,15 @@ TEST(Config, MpiHintsAreAMappingOfStrings) {
             std::string::npos);
 }
 
+TEST(Config, ValidationFileOrFractionNotBoth) {
+  EXPECT_DOUBLE_EQ(LoadConfig("", {"data.val_fraction=0.1"}).data.val_fraction, 0.1);
+  EXPECT_NE(ErrorOf([] {
+              LoadConfig("", {"data.val=v.h5", "data.val_fraction=0.1"});
+            }).find("not both"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"data.val_fraction=1"}); }).find("'data.val_fraction'"), std::string::npos);
+}
+
 TEST(Config, SkippingNonFiniteStepsNeedsPerStepChecks) {
   EXPECT_EQ(LoadConfig("", {}).train.on_nonfinite, OnNonFinite::kStop);
   EXPECT_EQ(LoadConfig("", {}).train.nan_check_every, 0);

@@ -214,3 +214,30 @@ TEST(BlockSharding, WindowsShuffleRowsAcrossTheirBlocks) {
 
 }  // namespace
 }  // namespace ct
+
+namespace ct {
+namespace {
+
+// data.val_fraction: a fixed tail of the file is validation, the head training; they never
+// overlap, together cover the file, and do not depend on the world size.
+TEST(ValidationSplit, TheTailIsHeldOutAndTheHeadTrains) {
+  EXPECT_EQ(ValidationRows(16384, 0.1), 1638);
+  EXPECT_EQ(ValidationRows(5, 0.01), 1);  // at least one row
+  EXPECT_EQ(ValidationRows(100, 0), 0);
+  for (const int64_t rows : {7, 100, 999, 16384}) {
+    for (const double fraction : {0.05, 0.1, 0.25, 0.5}) {
+      const RowRange head = PartOf(rows, fraction, FilePart::kTrainingHead);
+      const RowRange tail = PartOf(rows, fraction, FilePart::kValidationTail);
+      EXPECT_EQ(head.begin, 0);
+      EXPECT_EQ(head.end, tail.begin);
+      EXPECT_EQ(tail.end, rows);
+      EXPECT_EQ(tail.Size(), ValidationRows(rows, fraction));
+    }
+  }
+  const RowRange all = PartOf(100, 0.25, FilePart::kAll);
+  EXPECT_EQ(all.begin, 0);
+  EXPECT_EQ(all.end, 100);
+}
+
+}  // namespace
+}  // namespace ct
