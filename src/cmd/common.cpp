@@ -10,6 +10,7 @@
 
 #include "cluster/openmp_env.h"
 #include "cmd/command.h"
+#include "util/edit_distance.h"
 #include "util/error.h"
 #include "util/launcher_env.h"
 
@@ -70,41 +71,21 @@ double ParseNumber(const std::string& text) {
   }
 }
 
-// Levenshtein distance, for subcommand suggestions.
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
+// A finite number >= min; `what` says so in the message ("a number >= 1").
+CLI::Validator FiniteAtLeast(double min, const std::string& what, const std::string& description) {
+  return CLI::Validator(
+      [=](std::string& text) {
+        const double value = ParseNumber(text);
+        return std::isfinite(value) && value >= min ? std::string() : "must be " + what + ", not '" + text + "'";
+      },
+      description);
 }
 
 }  // namespace
 
-CLI::Validator AtLeastOne() {
-  return CLI::Validator(
-      [](std::string& text) {
-        const double value = ParseNumber(text);
-        return std::isfinite(value) && value >= 1 ? std::string() : "must be a number >= 1, not '" + text + "'";
-      },
-      ">= 1");
-}
+CLI::Validator AtLeastOne() { return FiniteAtLeast(1, "a number >= 1", ">= 1"); }
 
-CLI::Validator FiniteNonNegative() {
-  return CLI::Validator(
-      [](std::string& text) {
-        const double value = ParseNumber(text);
-        return std::isfinite(value) && value >= 0 ? std::string() : "must be a finite number >= 0, not '" + text + "'";
-      },
-      ">= 0");
-}
+CLI::Validator FiniteNonNegative() { return FiniteAtLeast(0, "a finite number >= 0", ">= 0"); }
 
 std::string ClosestSubcommand(const CLI::App& app, const std::string& typed) {
   std::string best;

@@ -10,7 +10,7 @@ namespace fs = std::filesystem;
 
 namespace ct {
 
-ResumePoint ChooseCheckpoint(const std::string& resume, const std::string& run_dir, bool lead) {
+ResumePoint ChooseCheckpoint(const std::string& resume, const std::string& run_dir) {
   if (resume.empty()) return {};
   if (resume != "auto") {
     if (!fs::is_regular_file(resume)) {
@@ -24,10 +24,10 @@ ResumePoint ChooseCheckpoint(const std::string& resume, const std::string& run_d
   for (auto it = found.rbegin(); it != found.rend(); ++it) {
     try {
       ResumePoint point{*it, CheckpointConfigYaml(*it)};
-      if (lead && !skipped.empty()) spdlog::warn("--resume auto: resuming from {}, the newest that reads", *it);
+      if (!skipped.empty()) spdlog::warn("--resume auto: resuming from {}, the newest that reads", *it);
       return point;
-    } catch (const Error& e) {
-      if (lead) spdlog::warn("--resume auto: skipping {}: {}", *it, e.what());
+    } catch (const std::exception& e) {
+      spdlog::warn("--resume auto: skipping {}: {}", *it, ExceptionText(e));
       skipped += (skipped.empty() ? "" : ", ") + fs::path(*it).filename().string();
     }
   }

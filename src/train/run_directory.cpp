@@ -19,12 +19,6 @@ namespace fs = std::filesystem;
 namespace ct {
 namespace {
 
-std::string HostName() {
-  char name[256] = {0};
-  gethostname(name, sizeof(name) - 1);
-  return name;
-}
-
 std::string Timestamp(const char* format) {
   const std::time_t now = std::time(nullptr);
   std::tm local{};
@@ -77,8 +71,8 @@ int LockRunDirectory(const std::string& dir) {
                       (holder.empty() ? std::string("holder unknown") : holder) +
                       "); wait for it to end, or set output.dir to another directory");
   }
-  const std::string holder = "rank 0 on " + HostName() + ", pid " + std::to_string(getpid()) + ", since " +
-                             Timestamp("%Y-%m-%d %H:%M:%S") + "\n";
+  const std::string holder =
+      ProcessIdentity() + ", pid " + std::to_string(getpid()) + ", since " + Timestamp("%Y-%m-%d %H:%M:%S") + "\n";
   if (ftruncate(fd, 0) != 0 || pwrite(fd, holder.data(), holder.size(), 0) != static_cast<ssize_t>(holder.size())) {
     spdlog::warn("cannot write the holder into '{}': {}", path, std::strerror(errno));
   }

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cluster/agree.h"
+#include "cluster/gather_strings.h"
 #include "cluster/mpi_check.h"
 #include "cluster/placement.h"
 #include "cluster/preemption.h"
@@ -114,8 +115,12 @@ std::string Trainer::PrepareRunDirectory(const TrainOptions& options) {
   RunAgreed(world_, [&] {
     if (lead_) run_directory_.emplace(RunClaim{dir, ContinuesRunIn(options.resume, dir), options.overwrite});
   });
+  // Rank 0 alone reads the candidates (a whole checkpoint each); the others take its choice.
   ResumePoint point;
-  RunAgreed(world_, [&] { point = ChooseCheckpoint(options.resume, dir, lead_); });
+  RunAgreed(world_, [&] {
+    if (lead_) point = ChooseCheckpoint(options.resume, dir);
+  });
+  point.checkpoint = AllGatherStrings(world_.Comm(), point.checkpoint)[0];
   RunAgreed(world_, [&] {
     if (!lead_) return;
     if (!point.checkpoint.empty()) {
