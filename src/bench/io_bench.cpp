@@ -11,14 +11,18 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <sstream>
+#include <utility>
 #include <vector>
 
 #include "cluster/agree.h"
 #include "cluster/mpi_check.h"
 #include "data/block_stream.h"
+#include "data/dataset_files.h"
 #include "data/dataset_schema.h"
 #include "data/h5_file.h"
 #include "data/seed_layout.h"
+#include "data/shard_loader.h"
 #include "data/sharding.h"
 #include "util/error.h"
 
@@ -82,6 +86,58 @@ void Record(Row& row, const Sample& s, MPI_Comm comm, int world_size) {
   row.aggregate_mbs.push_back(sums[1] / slowest / 1e6);
 }
 
+// One way of storing the rows, read as training reads them.
+struct Form {
+  std::string name;
+  DatasetFiles files;
+  std::unique_ptr<BlockStream> stream;
+  Row static_row, blocks_row;
+};
+
+// "NAME=a.h5,b-*.h5" -> name and specs.
+std::pair<std::string, std::vector<std::string>> ParseForm(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw ConfigError("bench io --as '" + text + "': expected NAME=FILES, e.g. --as '8 files=data/bank-*.h5'");
+  }
+  std::vector<std::string> specs;
+  std::stringstream list(text.substr(eq + 1));
+  for (std::string spec; std::getline(list, spec, ',');) specs.push_back(spec);
+  return {text.substr(0, eq), specs};
+}
+
+std::unique_ptr<BlockStream> StreamOf(const DatasetFiles& files, int64_t batch, const MpiWorld& world) {
+  BlockStreamOptions options;
+  options.files = files;
+  options.schema = files.schema;
+  options.block_rows = AutoBlockRows(files.schema, world.Size());
+  options.batch = batch;
+  options.world_size = world.Size();
+  options.rank = world.Rank();
+  return std::make_unique<BlockStream>(options);
+}
+
+double StreamEpoch(BlockStream& stream, int64_t epoch, int64_t batch, int64_t row_bytes) {
+  stream.StartEpoch(epoch, 0);
+  for (int64_t b = 0; b < stream.BatchesPerEpoch(); ++b) stream.Next();
+  return static_cast<double>(stream.BatchesPerEpoch() * batch * row_bytes);
+}
+
+// The second table: every form against the first (the float32 file).
+void PrintForms(const std::vector<Form>& forms) {
+  fmt::print("\n| {:<28} | {:>11} | {:>9} | {:>11} | {:>9} |\n", "same rows as", "static MB/s", "vs file",
+             "blocks MB/s", "vs file");
+  fmt::print("|{:-<30}|{:->13}|{:->11}|{:->13}|{:->11}|\n", "", ":", ":", ":", ":");
+  const double base_static = Median(forms[0].static_row.aggregate_mbs);
+  const double base_blocks = Median(forms[0].blocks_row.aggregate_mbs);
+  for (const Form& form : forms) {
+    const double s = Median(form.static_row.aggregate_mbs);
+    const double b = Median(form.blocks_row.aggregate_mbs);
+    fmt::print("| {:<28} | {:>11.0f} | {:>8.0f}% | {:>11.0f} | {:>8.0f}% |\n", form.name, s, 100 * s / base_static, b,
+               100 * b / base_blocks);
+  }
+}
+
 }  // namespace
 
 void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
@@ -105,20 +161,29 @@ void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
                            {"static (MPI-IO, collective)", {}, {}},
                            {"blocks (reader thread)", {}, {}}};
   if (seed) rows.push_back({"seed layout (per sample)", {}, {}});
-  BlockStreamOptions stream_options;
-  stream_options.path = o.file;
-  stream_options.schema = schema;
-  stream_options.block_rows = AutoBlockRows(schema, world.Size());
-  stream_options.batch = o.batch;
-  stream_options.world_size = world.Size();
-  stream_options.rank = world.Rank();
-  // One stream for the whole run, as in training: its buffers are reused epoch after epoch.
-  BlockStream stream(stream_options);
-  auto stream_epoch = [&](int64_t epoch) {
-    stream.StartEpoch(epoch, 0);
-    for (int64_t b = 0; b < stream.BatchesPerEpoch(); ++b) stream.Next();
-    return static_cast<double>(stream.BatchesPerEpoch() * o.batch * row_bytes);
-  };
+  // The forms to compare: the file itself first. One stream each for the whole run, as in
+  // training: its buffers are reused epoch after epoch.
+  std::vector<Form> forms;
+  RunAgreed(world, [&] {
+    if (o.forms.empty()) return;
+    forms.push_back({"one float32 file", OpenDatasetFiles("the file", {o.file}, "input", "target", comm), {}, {}, {}});
+    for (const std::string& text : o.forms) {
+      auto [name, specs] = ParseForm(text);
+      forms.push_back({name, OpenDatasetFiles("--as " + name, specs, "input", "target", comm), {}, {}, {}});
+      if (forms.back().files.schema.input.dims != schema.input.dims) {
+        throw ConfigError("bench io --as '" + text + "': " + forms.back().files.Name() +
+                          " does not hold the same rows as '" + o.file + "' (" + forms.back().files.schema.input.Str() +
+                          " vs " + schema.input.Str() + ")");
+      }
+    }
+  });
+  for (Form& form : forms) {
+    form.stream = StreamOf(form.files, o.batch, world);
+    StreamEpoch(*form.stream, o.repeats, o.batch, row_bytes);  // warm-up epoch, and the files into the cache
+  }
+  const std::unique_ptr<BlockStream> stream =
+      StreamOf(OpenDatasetFiles("the file", {o.file}, "input", "target", comm), o.batch, world);
+  auto stream_epoch = [&](int64_t epoch) { return StreamEpoch(*stream, epoch, o.batch, row_bytes); };
   stream_epoch(o.repeats);  // warm-up epoch
   const int64_t my_bytes_begin = file_bytes * world.Rank() / world.Size();
   const int64_t my_bytes_end = file_bytes * (world.Rank() + 1) / world.Size();
@@ -142,6 +207,17 @@ void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
                  }),
            comm, world.Size());
     Record(rows[3], Timed(comm, [&] { return stream_epoch(repeat); }), comm, world.Size());
+    for (Form& form : forms) {
+      Record(form.static_row,
+             Timed(comm,
+                   [&] {
+                     const ShardLoader loaded = ShardLoader::Load(form.files, comm, c10::Device(c10::kCPU));
+                     return static_cast<double>(loaded.Rows() * row_bytes);
+                   }),
+             comm, world.Size());
+      Record(form.blocks_row, Timed(comm, [&] { return StreamEpoch(*form.stream, repeat, o.batch, row_bytes); }), comm,
+             world.Size());
+    }
     if (seed) {
       Record(rows[4],
              Timed(comm,
@@ -170,6 +246,7 @@ void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
     fmt::print("| {:<28} | {:>13.0f} | {:>14.0f} | {:>15.0f}% | {:>17.0f}% |\n", row.name, Median(row.per_rank_mbs),
                aggregate, 100 * aggregate / reused, 100 * aggregate / fresh);
   }
+  if (!forms.empty()) PrintForms(forms);
 }
 
 }  // namespace ct

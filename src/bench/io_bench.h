@@ -10,17 +10,25 @@
 //               sample through the converter's reader: what the Python pipeline did.
 // Rank 0 prints a table: per-rank MB/s (mean over ranks), aggregate MB/s (bytes of all ranks
 // over the slowest rank's time) and aggregate as a percentage of the page-cache read.
+//
+// With --as NAME=FILES (the same rows stored another way: several files, float64, a virtual
+// dataset), a second table: each form read through the training loaders themselves
+// (ShardLoader::Load for static, a BlockStream epoch for blocks), the file's float32 rows as the
+// first form, in the same interleaved rounds; MB/s of float32 rows delivered, and the ratio to
+// the float32 file's.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cluster/mpi_world.h"
 
 namespace ct {
 
 struct IoBenchOptions {
-  std::string file;       // contiguous layout (input, target)
-  std::string seed_file;  // optional: the same rows in the one-group-per-sample layout
+  std::string file;                // contiguous layout (input, target)
+  std::string seed_file;           // optional: the same rows in the one-group-per-sample layout
+  std::vector<std::string> forms;  // "NAME=FILES": the same rows stored another way
   int repeats = 5;
   int64_t batch = 128;  // rows per batch for the blocks stream
 };

@@ -22,9 +22,10 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   const int64_t batch = config.train.batch_size;
   // This rank's first rows of the training file, in memory, cycled as training cycles through
   // them (the data matters: random inputs drive the VAE's exp(logvar) into slower ranges).
-  const ShardLoader rows =
-      ShardLoader::Load(config.data.train, config.data.input_key, config.data.target_key, world.Comm(), device);
-  if (rows.Rows() < batch) throw ConfigError("bench step: fewer rows than train.batch_size in " + config.data.train);
+  const DatasetFiles files =
+      OpenDatasetFiles("data.train", config.data.train, config.data.input_key, config.data.target_key, world.Comm());
+  const ShardLoader rows = ShardLoader::Load(files, world.Comm(), device);
+  if (rows.Rows() < batch) throw ConfigError("bench step: fewer rows than train.batch_size in " + files.Name());
   const int64_t pool = std::min<int64_t>(16, rows.Rows() / batch);
   // The configured model and precision, as training runs them (model/forward.h).
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));

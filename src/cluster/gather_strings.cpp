@@ -59,4 +59,14 @@ std::vector<std::string> GatherStrings(MPI_Comm comm, const std::string& mine, i
   return Split(all, lengths);
 }
 
+std::string BroadcastString(MPI_Comm comm, const std::string& text, int root) {
+  int rank = 0;
+  MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  auto length = static_cast<int64_t>(text.size());
+  MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT64_T, root, comm));
+  std::string result = rank == root ? text : std::string(static_cast<size_t>(length), '\0');
+  if (length > 0) MPI_CHECK(MPI_Bcast(result.data(), static_cast<int>(length), MPI_CHAR, root, comm));
+  return result;
+}
+
 }  // namespace ct

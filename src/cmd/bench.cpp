@@ -80,6 +80,11 @@ Command AddBenchCommand(CLI::App& app) {
       ->check(CLI::ExistingFile);
   args->io_cli->add_option("--seed", io.seed_file, "the same rows in the one-group-per-sample layout")
       ->check(CLI::ExistingFile);
+  args->io_cli
+      ->add_option("--as", io.forms,
+                   "the same rows stored another way, compared with FILE through the training loaders "
+                   "(repeatable): NAME=FILES, FILES a path, a glob or a comma-separated list")
+      ->type_name("NAME=FILES");
   args->io_cli->add_option("--repeats", io.repeats, "rounds; medians are reported")->check(AtLeastOne());
   args->io_cli->add_option("--batch", io.batch, "rows per batch of the blocks stream")->check(AtLeastOne());
   return {cli, [args](int argc, char** argv) { return RunBenchCommand(*args, argc, argv); }};

@@ -9,7 +9,9 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <list>
 #include <mutex>
+#include <optional>
 
 #include "data/h5_file.h"
 #include "util/error.h"
@@ -32,6 +34,8 @@ struct BlockStream::Shared {
 namespace {
 
 using Shared = BlockStream::Shared;
+
+constexpr size_t kOpenFiles = 4;  // file handles a reader keeps open
 
 // What the file was when the reader opened it: a file deleted, replaced or truncated during
 // training is an error, not zeros (HDF5's POSIX driver reads past the end of a file as zeros).
@@ -82,7 +86,11 @@ bool CopyRowIfFinite(const float* from, float* to, int64_t elements) {
 class Reader {
  public:
   Reader(std::shared_ptr<Shared> shared, BlockStreamOptions options, int64_t batches)
-      : shared_(std::move(shared)), o_(std::move(options)), plan_{o_.schema.Rows(), o_.block_rows}, batches_(batches) {}
+      : shared_(std::move(shared)),
+        o_(std::move(options)),
+        plan_{o_.schema.Rows(), o_.block_rows},
+        batches_(batches),
+        identities_(o_.files.paths.size()) {}
 
   void Run() {
     try {
@@ -138,30 +146,54 @@ class Reader {
     return at::empty(dims, at::TensorOptions().dtype(at::kFloat).pinned_memory(pinned));
   }
 
-  void OpenOnce() {
-    if (file_) return;
-    identity_ = Identify(o_.path);
-    file_ = std::make_unique<ParallelH5File>(o_.path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
+  void AllocateWindowOnce() {
+    if (window_input_.defined()) return;
     const int64_t window_rows = o_.window_blocks * o_.block_rows;
     window_input_ = NewRows(o_.schema.input, window_rows, false);
     window_target_ = NewRows(o_.schema.target, window_rows, false);
   }
 
-  // Reads `blocks` into the window buffers, one after another.
+  // File `i`, open: the first open remembers what the file was; the least recently used handle
+  // is closed when more than kOpenFiles would be open.
+  const ParallelH5File& Open(size_t i) {
+    for (auto it = open_.begin(); it != open_.end(); ++it) {
+      if (it->first != i) continue;
+      open_.splice(open_.begin(), open_, it);
+      return *open_.front().second;
+    }
+    const std::string& path = o_.files.paths[i];
+    if (!identities_[i]) identities_[i] = Identify(path);
+    open_.emplace_front(i, std::make_unique<ParallelH5File>(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL));
+    if (open_.size() > kOpenFiles) open_.pop_back();
+    return *open_.front().second;
+  }
+
+  // Reads `blocks` into the window buffers, one after another, piece by piece of each file; a
+  // file read before must still be the file it was.
   void ReadWindow(const std::vector<int64_t>& blocks, size_t first, size_t end) {
-    int64_t rows = 0;
+    std::vector<FilePiece> pieces;
     for (size_t i = first; i < end; ++i) {
-      const RowRange block = plan_.Block(blocks[i]);
-      file_->ReadRows(o_.input_key, block.begin, block.Size(),
-                      window_input_.data_ptr<float>() + rows * o_.schema.input.RowElements());
-      file_->ReadRows(o_.target_key, block.begin, block.Size(),
-                      window_target_.data_ptr<float>() + rows * o_.schema.target.RowElements());
-      rows += block.Size();
+      for (const FilePiece& piece : o_.files.space.Pieces(plan_.Block(blocks[i]))) pieces.push_back(piece);
+    }
+    std::vector<bool> checked(o_.files.paths.size(), false);
+    for (const FilePiece& piece : pieces) {
+      if (checked[piece.file] || !identities_[piece.file]) continue;
+      CheckUnchanged(o_.files.paths[piece.file], *identities_[piece.file], epoch_);
+      checked[piece.file] = true;
+    }
+    int64_t rows = 0;
+    for (const FilePiece& piece : pieces) {
+      const ParallelH5File& file = Open(piece.file);
+      file.ReadRows(o_.files.input_key, piece.file_row, piece.rows,
+                    window_input_.data_ptr<float>() + rows * o_.schema.input.RowElements());
+      file.ReadRows(o_.files.target_key, piece.file_row, piece.rows,
+                    window_target_.data_ptr<float>() + rows * o_.schema.target.RowElements());
+      rows += piece.rows;
     }
   }
 
-  // The file's row number of row `window_row` of the window of blocks [first, end).
-  int64_t FileRow(const std::vector<int64_t>& blocks, size_t first, size_t end, int64_t window_row) const {
+  // The global row number of row `window_row` of the window of blocks [first, end).
+  int64_t GlobalRow(const std::vector<int64_t>& blocks, size_t first, size_t end, int64_t window_row) const {
     for (size_t i = first; i < end; ++i) {
       const RowRange block = plan_.Block(blocks[i]);
       if (window_row < block.Size()) return block.begin + window_row;
@@ -176,14 +208,15 @@ class Reader {
   void CopyFiniteRow(const float* from, float* to, int64_t elements, const std::string& key,
                      const std::vector<int64_t>& blocks, size_t first, size_t end, int64_t window_row) const {
     if (!CopyRowIfFinite(from, to, elements)) {
-      throw DataError("'" + o_.path + "': dataset '" + key + "' has a NaN or Inf value in row " +
-                      std::to_string(FileRow(blocks, first, end, window_row)) + "; clean or drop that row");
+      const FilePiece at = o_.files.space.Locate(GlobalRow(blocks, first, end, window_row));
+      throw DataError("'" + o_.files.paths[at.file] + "': dataset '" + key + "' has a NaN or Inf value in row " +
+                      std::to_string(at.file_row) + "; clean or drop that row");
     }
   }
 
   // Serves batches first_batch_ .. batches_-1 of epoch_ in the order EpochBlockRowOrder defines.
   void ProduceEpoch() {
-    OpenOnce();
+    AllocateWindowOnce();
     const std::vector<int64_t> blocks = EpochBlocks(plan_, o_.world_size, o_.rank, o_.seed, epoch_);
     const bool pinned = o_.device.is_cuda();
     const int64_t input_elements = o_.schema.input.RowElements();
@@ -202,7 +235,6 @@ class Reader {
         continue;
       }
       if (Abandoned()) return;
-      CheckUnchanged(o_.path, identity_, epoch_);
       ReadWindow(blocks, first, end);
       const std::vector<int64_t> order =
           WindowPermutation(window_rows, o_.seed, epoch_, o_.rank, static_cast<int64_t>(window));
@@ -211,9 +243,9 @@ class Reader {
       for (int64_t k = skip; k < window_rows && produced < batches_; ++k) {
         const int64_t row = order[static_cast<size_t>(k)];
         CopyFiniteRow(input + row * input_elements, batch.input.data_ptr<float>() + filled * input_elements,
-                      input_elements, o_.input_key, blocks, first, end, row);
+                      input_elements, o_.files.input_key, blocks, first, end, row);
         CopyFiniteRow(target + row * target_elements, batch.target.data_ptr<float>() + filled * target_elements,
-                      target_elements, o_.target_key, blocks, first, end, row);
+                      target_elements, o_.files.target_key, blocks, first, end, row);
         if (++filled < o_.batch) continue;
         if (!Push(std::move(batch))) return;
         ++produced;
@@ -231,8 +263,8 @@ class Reader {
   uint64_t generation_ = 0;
   int64_t epoch_ = 0;
   int64_t first_batch_ = 0;
-  std::unique_ptr<ParallelH5File> file_;
-  FileIdentity identity_;
+  std::list<std::pair<size_t, std::unique_ptr<ParallelH5File>>> open_;  // most recently used first
+  std::vector<std::optional<FileIdentity>> identities_;                 // per file, once opened
   at::Tensor window_input_;  // [window rows, ...]: the window's blocks, one after another
   at::Tensor window_target_;
 };

@@ -8,11 +8,12 @@
 //      each window's rows, gathers them into batches (pinned memory when training on CUDA),
 //      checking each row for NaN/Inf as it copies it, and queues at most data.prefetch of them,
 //      waiting while the queue is full. While training runs it is the only thread that calls
-//      HDF5 (not a thread-safe build), and it calls no MPI: it opens the file with HDF5's POSIX
-//      driver, as its blocks are its alone.
+//      HDF5 (not a thread-safe build), and it calls no MPI: it opens the files with HDF5's POSIX
+//      driver, as its blocks are its alone; a few stay open (kOpenFiles), so that a bank of
+//      hundreds of files is not hundreds of handles.
 //   3. Next() takes a batch, waiting if the reader is behind (the data stall the metrics
 //      report), and copies it to the device (asynchronously from pinned memory on CUDA).
-//   4. A reader error (the file vanished, was truncated or replaced, or a read failed) is
+//   4. A reader error (a file vanished, was truncated or replaced, or a read failed) is
 //      stored and thrown by the next Next() on the training thread.
 #pragma once
 
@@ -22,6 +23,7 @@
 #include <string>
 #include <thread>
 
+#include "data/dataset_files.h"
 #include "data/dataset_schema.h"
 #include "data/sharding.h"
 #include "data/train_batches.h"
@@ -29,10 +31,8 @@
 namespace ct {
 
 struct BlockStreamOptions {
-  std::string path;
-  std::string input_key = "input";
-  std::string target_key = "target";
-  DatasetSchema schema;
+  DatasetFiles files;    // blocks are global rows: a block may span two files
+  DatasetSchema schema;  // of the rows trained on (files.schema less a validation tail)
   int64_t block_rows = 1;
   int64_t window_blocks = 16;
   int64_t prefetch = 4;  // batches

@@ -28,7 +28,7 @@ DatasetSchema ReadSchema(const ParallelH5File& file, const std::string& input_ke
   return schema;
 }
 
-std::string ConversionNote(const DatasetSchema& schema, const std::string& path, const std::string& input_key,
+std::string ConversionNote(const DatasetSchema& schema, const std::string& name, const std::string& input_key,
                            const std::string& target_key) {
   std::string stored;
   if (schema.input.dtype != "float32") stored += "'" + input_key + "' as " + schema.input.dtype;
@@ -36,7 +36,7 @@ std::string ConversionNote(const DatasetSchema& schema, const std::string& path,
     stored += (stored.empty() ? "" : " and ") + std::string("'") + target_key + "' as " + schema.target.dtype;
   }
   if (stored.empty()) return "";
-  return "'" + path + "' stores " + stored + ": read collectively in that type, converted to float32 in memory";
+  return name + " stores " + stored + ": read collectively in that type, converted to float32 in memory";
 }
 
 }  // namespace ct

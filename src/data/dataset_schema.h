@@ -21,8 +21,9 @@ struct DatasetSchema {
 // a virtual dataset whose source files are missing).
 DatasetSchema ReadSchema(const ParallelH5File& file, const std::string& input_key, const std::string& target_key);
 
-// For the log: which datasets are stored in another type than float32 and converted, or "".
-std::string ConversionNote(const DatasetSchema& schema, const std::string& path, const std::string& input_key,
+// For the log: which datasets of `name` (DatasetFiles::Name) are stored in another type than
+// float32 and converted, or "".
+std::string ConversionNote(const DatasetSchema& schema, const std::string& name, const std::string& input_key,
                            const std::string& target_key);
 
 }  // namespace ct

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cluster/mpi_world.h"
+#include "data/dataset_files.h"
 #include "data/train_batches.h"
 #include "util/config.h"
 
@@ -14,9 +15,10 @@ namespace ct {
 // Bytes a rank may hold its rows in: data.memory_budget, or half the node's RAM shared by its ranks.
 int64_t MemoryBudgetBytes(const DataConfig& data, int local_ranks);
 
-// Collective over the world: opens data.train, validates it, and returns static or block
-// batches of `batch` rows. Throws DataError/ConfigError (the same on every rank) on bad input.
-std::unique_ptr<TrainBatches> MakeTrainBatches(const DataConfig& data, int64_t batch, uint64_t seed,
-                                               const MpiWorld& world, const c10::Device& device);
+// Collective over the world: static or block batches of `batch` rows of data.train (`files`, as
+// OpenDatasetFiles opened them), less data.val_fraction's tail. Throws DataError/ConfigError
+// (the same on every rank) on bad input.
+std::unique_ptr<TrainBatches> MakeTrainBatches(const DatasetFiles& files, const DataConfig& data, int64_t batch,
+                                               uint64_t seed, const MpiWorld& world, const c10::Device& device);
 
 }  // namespace ct

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "data/dataset_schema.h"
 #include "data/h5_file.h"
 #include "data/sharding.h"
@@ -12,7 +14,7 @@ namespace ct {
 namespace {
 
 // One check at load time, so that a NaN in the file is reported as such and not as a diverged
-// loss epochs later. rows: this rank's [first, first + rows.size(0)).
+// loss epochs later. rows: the rows of one file from its row `first`.
 void CheckFinite(const at::Tensor& rows, int64_t first, const std::string& path, const std::string& key) {
   if (rows.numel() == 0) return;  // a rank with no rows (fewer rows than ranks)
   at::Tensor bad_rows = (~at::isfinite(rows)).reshape({rows.size(0), -1}).any(/*dim=*/1).nonzero();
@@ -23,65 +25,87 @@ void CheckFinite(const at::Tensor& rows, int64_t first, const std::string& path,
                   "); clean or drop those rows");
 }
 
+at::Tensor NewRows(const RowShape& shape, int64_t rows) {
+  std::vector<int64_t> dims = shape.dims;
+  dims[0] = rows;
+  return at::empty(dims, at::kFloat);
+}
+
+// Reads `piece` of one file into `input` and `target` from their row `at`.
+void ReadPiece(const ParallelH5File& file, const DatasetFiles& files, const FilePiece& piece, int64_t at,
+               at::Tensor& input, at::Tensor& target) {
+  file.ReadRows(files.input_key, piece.file_row, piece.rows,
+                input.data_ptr<float>() + at * files.schema.input.RowElements());
+  file.ReadRows(files.target_key, piece.file_row, piece.rows,
+                target.data_ptr<float>() + at * files.schema.target.RowElements());
+}
+
 }  // namespace
 
-ShardLoader ShardLoader::Load(const std::string& path, const std::string& input_key, const std::string& target_key,
-                              MPI_Comm comm, const c10::Device& device, double val_fraction, FilePart part) {
+ShardLoader ShardLoader::Load(const DatasetFiles& files, MPI_Comm comm, const c10::Device& device, double val_fraction,
+                              FilePart part) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  at::Tensor input, target;
-  int64_t total_rows = 0;
-  RowRange slice;
-  // rows [slice) of `key` from `file` into a new host tensor.
-  auto read = [&](const ParallelH5File& file, const std::string& key, const RowShape& shape) {
-    std::vector<int64_t> dims = shape.dims;
-    dims[0] = slice.Size();
-    at::Tensor host = at::empty(dims, at::kFloat);
-    file.ReadRows(key, slice.begin, slice.Size(), host.data_ptr<float>());
-    return host;
-  };
-  DatasetSchema schema;
-  bool is_virtual = false;
-  {
-    // Collective from open to close. What can fail here fails on every rank alike (the file's
-    // metadata), so no rank leaves a collective its peers are still in.
-    ParallelH5File file(path, ParallelH5File::Mode::kRead, comm);
-    schema = ReadSchema(file, input_key, target_key);
-    const std::string conversion = ConversionNote(schema, path, input_key, target_key);
-    if (rank == 0 && !conversion.empty()) spdlog::info("data: {}", conversion);
-    const RowRange rows = PartOf(schema.Rows(), val_fraction, part);
-    if (rows.Size() < 1) {
-      throw DataError("'" + path + "' has " + std::to_string(schema.Rows()) + " rows: too few to set aside " +
-                      std::to_string(ValidationRows(schema.Rows(), val_fraction)) +
-                      " for validation (data.val_fraction) and train on the rest; lower data.val_fraction or give "
-                      "data.val");
-    }
-    total_rows = rows.Size();
-    slice = RankSlice(total_rows, size, rank);
-    slice = {slice.begin + rows.begin, slice.end + rows.begin};  // rows of the file
-    // Parallel HDF5 cannot read a virtual dataset collectively: each rank reads its rows itself.
-    is_virtual = file.IsVirtual(input_key) || file.IsVirtual(target_key);
-    if (!is_virtual) {
-      input = read(file, input_key, schema.input);
-      target = read(file, target_key, schema.target);
-      if (file.IndependentFallbackCause() != 0 && rank == 0) {
-        spdlog::warn(
-            "reading '{}': HDF5 fell back from collective to independent I/O (H5D_MPIO cause bits {:#x}); "
-            "reads still work, but slower on a parallel file system",
-            path, file.IndependentFallbackCause());
+  const RowRange rows = PartOf(files.space.Rows(), val_fraction, part);
+  if (rows.Size() < 1) {
+    throw DataError(files.Name() + " has " + std::to_string(files.space.Rows()) + " rows: too few to set aside " +
+                    std::to_string(ValidationRows(files.space.Rows(), val_fraction)) +
+                    " for validation (data.val_fraction) and train on the rest; lower data.val_fraction or give "
+                    "data.val");
+  }
+  const std::string conversion = ConversionNote(files.schema, files.Name(), files.input_key, files.target_key);
+  if (rank == 0 && !conversion.empty()) spdlog::info("data: {}", conversion);
+  RowRange slice = RankSlice(rows.Size(), size, rank);
+  slice = {slice.begin + rows.begin, slice.end + rows.begin};  // global rows
+  at::Tensor input = NewRows(files.schema.input, slice.Size());
+  at::Tensor target = NewRows(files.schema.target, slice.Size());
+  uint32_t fallback = 0;
+  // Every file the part covers, one at a time (memory stays flat in the number of files): opened
+  // collectively by every rank, each reading its piece of it, or nothing.
+  for (const FilePiece& covered : files.space.Pieces(rows)) {
+    const std::string& path = files.paths[covered.file];
+    const int64_t first = files.space.FirstRow(covered.file);
+    const RowRange mine{std::max(slice.begin, first), std::min(slice.end, first + files.space.FileRows(covered.file))};
+    // An empty piece (the rank's slice lies in other files) takes part in the reads with no rows.
+    const bool empty = mine.Size() <= 0;
+    const FilePiece piece{covered.file, empty ? 0 : mine.begin - first, empty ? 0 : mine.Size()};
+    const int64_t at = empty ? 0 : mine.begin - slice.begin;
+    bool is_virtual = false;
+    {
+      // Collective from open to close. What can fail here fails on every rank alike (the file's
+      // metadata), so no rank leaves a collective its peers are still in.
+      ParallelH5File file(path, ParallelH5File::Mode::kRead, comm);
+      // Parallel HDF5 cannot read a virtual dataset collectively: each rank reads its rows itself.
+      is_virtual = file.IsVirtual(files.input_key) || file.IsVirtual(files.target_key);
+      if (!is_virtual) {
+        ReadPiece(file, files, piece, at, input, target);
+        if (fallback == 0) fallback = file.IndependentFallbackCause();
       }
     }
+    if (is_virtual && piece.rows > 0) {
+      const ParallelH5File own(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
+      ReadPiece(own, files, piece, at, input, target);
+    }
   }
-  if (is_virtual) {
-    const ParallelH5File own(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
-    input = read(own, input_key, schema.input);
-    target = read(own, target_key, schema.target);
+  if (fallback != 0 && rank == 0) {
+    spdlog::warn(
+        "reading {}: HDF5 fell back from collective to independent I/O (H5D_MPIO cause bits {:#x}); reads still "
+        "work, but slower on a parallel file system",
+        files.Name(), fallback);
   }
   // This rank's rows alone: after the collective part, since it can fail on some ranks only.
-  CheckFinite(input, slice.begin, path, input_key);
-  CheckFinite(target, slice.begin, path, target_key);
-  return ShardLoader(input.to(device), target.to(device), total_rows);
+  for (const FilePiece& piece : files.space.Pieces(slice)) {
+    const int64_t at = files.space.FirstRow(piece.file) + piece.file_row - slice.begin;
+    CheckFinite(input.narrow(0, at, piece.rows), piece.file_row, files.paths[piece.file], files.input_key);
+    CheckFinite(target.narrow(0, at, piece.rows), piece.file_row, files.paths[piece.file], files.target_key);
+  }
+  return ShardLoader(input.to(device), target.to(device), rows.Size());
+}
+
+ShardLoader ShardLoader::Load(const std::string& path, const std::string& input_key, const std::string& target_key,
+                              MPI_Comm comm, const c10::Device& device) {
+  return Load(OpenDatasetFiles("the file", {path}, input_key, target_key, comm), comm, device);
 }
 
 ShardLoader::ShardLoader(at::Tensor input, at::Tensor target, int64_t total_rows)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "data/batch.h"
+#include "data/dataset_files.h"
 #include "data/sharding.h"
 #include "data/train_batches.h"
 
@@ -16,12 +17,15 @@ namespace ct {
 
 class ShardLoader {
  public:
-  // Collective: opens `path` with MPI-IO, validates both datasets, and reads this rank's
-  // contiguous slice of rows with whole-slab reads: of all rows, or of the part that
-  // data.val_fraction (`val_fraction`) sets aside or leaves for training (data/sharding.h).
-  static ShardLoader Load(const std::string& path, const std::string& input_key, const std::string& target_key,
-                          MPI_Comm comm, const c10::Device& device, double val_fraction = 0,
+  // Collective: reads this rank's contiguous slice of the rows of `files` (one after another,
+  // a slice may span files) with whole-slab collective reads, opening the files it covers one
+  // at a time: of all rows, or of the part that data.val_fraction (`val_fraction`) sets aside or
+  // leaves for training (data/sharding.h).
+  static ShardLoader Load(const DatasetFiles& files, MPI_Comm comm, const c10::Device& device, double val_fraction = 0,
                           FilePart part = FilePart::kAll);
+  // One file (benchmarks, tests).
+  static ShardLoader Load(const std::string& path, const std::string& input_key, const std::string& target_key,
+                          MPI_Comm comm, const c10::Device& device);
 
   ShardLoader(at::Tensor input, at::Tensor target, int64_t total_rows);
 

@@ -120,7 +120,7 @@ std::string Trainer::PrepareRunDirectory(const TrainOptions& options) {
   RunAgreed(world_, [&] {
     if (lead_) point = ChooseCheckpoint(options.resume, dir);
   });
-  point.checkpoint = AllGatherStrings(world_.Comm(), point.checkpoint)[0];
+  point.checkpoint = BroadcastString(world_.Comm(), point.checkpoint, 0);
   RunAgreed(world_, [&] {
     if (!lead_) return;
     if (!point.checkpoint.empty()) {
@@ -143,23 +143,28 @@ void Trainer::LoadData() {
     for (const auto& [name, value] : config_.data.mpi_hints) hints += (hints.empty() ? "" : ", ") + name + "=" + value;
     spdlog::info("data: MPI-IO hints {}", hints);
   }
+  const DataConfig& data = config_.data;
+  DatasetFiles train_files;
   RunAgreed(world_, [&] {
-    train_ = MakeTrainBatches(config_.data, config_.train.batch_size, static_cast<uint64_t>(config_.train.seed), world_,
-                              device_);
+    train_files = OpenDatasetFiles("data.train", data.train, data.input_key, data.target_key, world_.Comm());
+    train_ = MakeTrainBatches(train_files, data, config_.train.batch_size, static_cast<uint64_t>(config_.train.seed),
+                              world_, device_);
   });
+  DatasetFiles val_files;
   RunAgreed(world_, [&] {
-    val_.emplace(config_.data.val_fraction > 0
-                     ? ShardLoader::Load(config_.data.train, config_.data.input_key, config_.data.target_key,
-                                         world_.Comm(), device_, config_.data.val_fraction, FilePart::kValidationTail)
-                     : ShardLoader::Load(config_.data.val, config_.data.input_key, config_.data.target_key,
-                                         world_.Comm(), device_));
+    val_files = data.val_fraction > 0
+                    ? train_files
+                    : OpenDatasetFiles("data.val", data.val, data.input_key, data.target_key, world_.Comm());
+    val_.emplace(data.val_fraction > 0 ? ShardLoader::Load(val_files, world_.Comm(), device_, data.val_fraction,
+                                                           FilePart::kValidationTail)
+                                       : ShardLoader::Load(val_files, world_.Comm(), device_));
   });
   // Shapes, not value counts: rows [2, 512] and [1024] hold as many values but fit no one model.
   const auto shape = [](const std::vector<int64_t>& dims) { return "[" + c10::Join(", ", dims) + "]"; };
   if (train_->RowDims() != val_->RowDims() || train_->TargetDims() != val_->TargetDims()) {
     throw Error("training rows have shape " + shape(train_->RowDims()) + " (target " + shape(train_->TargetDims()) +
                     ") but validation rows have shape " + shape(val_->RowDims()) + " (target " +
-                    shape(val_->TargetDims()) + "): " + config_.data.train + " vs " + config_.data.val +
+                    shape(val_->TargetDims()) + "): " + train_files.Name() + " vs " + val_files.Name() +
                     "; give data.val rows of the training rows' shape",
                 kExitData, /*agreed=*/true);
   }

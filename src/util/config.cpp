@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "util/config_schema.h"
+#include "util/data_paths.h"
 #include "util/edit_distance.h"
 #include "util/error.h"
 
@@ -139,9 +140,14 @@ void ValidateRelations(const Config& c) {
 }  // namespace
 
 void CheckInputFiles(const Config& config) {
-  auto make_data = [](const std::string& path) { return "create it with `clustertrain make-data --out " + path + "`"; };
-  CheckPathReadable("data.train", config.data.train, make_data(config.data.train));
-  if (config.data.val_fraction == 0) CheckPathReadable("data.val", config.data.val, make_data(config.data.val));
+  auto check_data = [](const std::string& key, const std::vector<std::string>& specs) {
+    if (specs.empty()) CheckPathReadable(key, "", "");
+    for (const std::string& path : ExpandDataFiles(key, specs)) {
+      CheckPathReadable(key, path, "create it with `clustertrain make-data --out " + path + "`");
+    }
+  };
+  check_data("data.train", config.data.train);
+  if (config.data.val_fraction == 0) check_data("data.val", config.data.val);
   if (config.model.kind == ModelKind::kTorchScript) {
     CheckPathReadable("model.path", config.model.path,
                       "save the module there from Python with torch.jit.script(model).save(path) (see "

@@ -16,9 +16,10 @@
 namespace ct {
 
 struct DataConfig {
-  std::string train;        // HDF5 file with the training rows
-  std::string val;          // HDF5 file with the validation rows ("" with val_fraction)
-  double val_fraction = 0;  // > 0: validate on the training file's last rows (ValidationRows) instead
+  // HDF5 files: paths and glob patterns as written (util/data_paths.h expands them).
+  std::vector<std::string> train;  // the training rows
+  std::vector<std::string> val;    // the validation rows (none with val_fraction)
+  double val_fraction = 0;         // > 0: validate on the training rows' last rows (ValidationRows) instead
   std::string input_key = "input";
   std::string target_key = "target";
   Sharding sharding = Sharding::kAuto;  // auto: static if this rank's rows fit memory_budget

@@ -180,6 +180,30 @@ ConfigKey TextMap(std::string name, std::string help, Access<std::map<std::strin
   return key;
 }
 
+// One file, or a list of files and glob patterns: kept as written, a list of one when scalar.
+ConfigKey Files(std::string name, std::string help, Access<std::vector<std::string>> access) {
+  ConfigKey key{name, "path | list of paths and glob patterns", help, nullptr, nullptr};
+  key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
+    std::vector<std::string> specs;
+    if (node.IsSequence()) {
+      if (node.size() == 0) Fail(name, where, "expected a file or a non-empty list of files, got []");
+      for (const auto& item : node) specs.push_back(Convert<std::string>(item, name, where, "a list of file names"));
+    } else {
+      specs.push_back(Convert<std::string>(node, name, where, "a file name, a glob pattern or a list of them"));
+    }
+    for (const std::string& spec : specs) {
+      if (spec.empty() && specs.size() > 1) Fail(name, where, "a file name in the list is empty");
+    }
+    if (specs.size() == 1 && specs[0].empty()) specs.clear();  // "--set data.val=": unset
+    access(c) = specs;
+  };
+  key.get = [=](const Config& c) {
+    const std::vector<std::string>& specs = access(const_cast<Config&>(c));
+    return specs.size() == 1 ? YAML::Node(specs[0]) : specs.empty() ? YAML::Node("") : YAML::Node(specs);
+  };
+  return key;
+}
+
 ConfigKey Boolean(std::string name, std::string help, Access<bool> access) {
   ConfigKey key{name, "true | false", help, nullptr, nullptr};
   key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
@@ -192,16 +216,18 @@ ConfigKey Boolean(std::string name, std::string help, Access<bool> access) {
 std::vector<ConfigKey> BuildKeys() {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   return {
-      Text(
-          "data.train", "HDF5 file with the training rows (required)",
+      Files(
+          "data.train",
+          "HDF5 file(s) with the training rows (required): a path, a list, or a glob such as data/bank-*.h5 "
+          "(sorted); several files are one dataset, their rows one after another",
           [](Config & c) -> auto& { return c.data.train; }),
-      Text(
-          "data.val", "HDF5 file with the validation rows (or set data.val_fraction)",
+      Files(
+          "data.val", "HDF5 file(s) with the validation rows, as data.train (or set data.val_fraction)",
           [](Config & c) -> auto& { return c.data.val; }),
       Real(
           "data.val_fraction",
-          "instead of data.val: validate on this fraction of data.train's rows, the file's last rows, never "
-          "trained on; 0 = off",
+          "instead of data.val: validate on this fraction of data.train's rows, its last rows (of the last "
+          "file), never trained on; 0 = off",
           [](Config & c) -> auto& { return c.data.val_fraction; }, 0, false, 0.9),
       Text(
           "data.input_key", "dataset holding the model input, shape [N, L]",

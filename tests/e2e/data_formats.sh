@@ -77,7 +77,7 @@ a, b = (json.loads(open(f'$WORK/{r}/metrics.jsonl').readline()) for r in ('direc
 assert a['train_loss'] == b['train_loss'] and a['val_loss'] == b['val_loss'], (a, b)"
 echo "ok: a virtual dataset trains like the file it maps (static, blocks, validation)"
 expect_failure 3 "virtual dataset 'input' maps rows from files that do not exist: missing_part.h5" -- \
-  "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/gap.h5" --set data.val="$WORK/one.h5"
+  "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/gap.h5" --set data.val="$WORK/one.h5" --set output.dir="$WORK/gap"
 
 # Other stored types are read collectively in their own type and converted in memory: float64
 # holding float32 values trains bit for bit like the float32 file (both sharding modes), int16
@@ -157,3 +157,62 @@ grep -q "data.val_fraction=0.2: rows 799-998 of '$WORK/one.h5' are the validatio
 [[ "$(split_metrics "$WORK/split_resumed")" == "$(split_metrics "$WORK/split2static")" ]] \
   || fail "a resumed val_fraction run differs from the straight one"
 echo "ok: data.val_fraction holds out the last rows, the same for 1-3 ranks, both modes and a resume"
+
+# Several files as one dataset: one.h5's rows split over four files of uneven sizes (one of a
+# single row), given as a glob, train bit for bit like one.h5 (static on 3 ranks, blocks with
+# blocks spanning files on 2, and data.val as a list), and data.val_fraction holds out the same
+# rows. A file with other rows, a pattern matching nothing and a NaN in a later file are errors
+# that name the file.
+"$PY" - "$WORK" <<'PYEOF'
+import os, sys, h5py, numpy as np
+w = sys.argv[1]
+os.makedirs(w + "/bank", exist_ok=True)
+with h5py.File(w + "/one.h5") as a:
+    x, y = a["input"][...], a["target"][...]
+bounds = [0, 250, 251, 751, 999]
+for i in range(4):
+    with h5py.File(f"{w}/bank/bank-{i}.h5", "w") as f:
+        f["input"] = x[bounds[i]:bounds[i + 1]]; f["target"] = y[bounds[i]:bounds[i + 1]]
+with h5py.File(w + "/bank/val.h5", "w") as f:  # data.val's list: bank-0.h5, bank-1.h5
+    f["input"] = x[:251]; f["target"] = y[:251]
+with h5py.File(w + "/odd.h5", "w") as f:
+    f["input"] = x[:10, :64]; f["target"] = y[:10, :64]
+os.makedirs(w + "/nan", exist_ok=True)
+for i in range(3):
+    with h5py.File(f"{w}/nan/part-{i}.h5", "w") as f:
+        rows = x[i * 300:(i + 1) * 300].copy()
+        if i == 2:
+            rows[17, 5] = np.nan
+        f["input"] = rows; f["target"] = y[i * 300:(i + 1) * 300]
+PYEOF
+M=(--config configs/tiny.yaml --set train.epochs=2)
+for setup in "3 static" "2 blocks"; do
+  read -r ranks sharding <<<"$setup"
+  S=(--set data.sharding=$sharding --set data.block_rows=100)
+  "$MPIEXEC" -n $ranks "$BIN" train "${M[@]}" "${S[@]}" --set data.train="$WORK/bank/bank-*.h5" \
+    --set "data.val=[$WORK/bank/bank-0.h5, $WORK/bank/bank-1.h5]" --set output.dir="$WORK/bank_$sharding" \
+    >"$WORK/bank.txt" 2>&1 || { cat "$WORK/bank.txt"; fail "training on a glob of files ($sharding) failed"; }
+  grep -q "data: data.train is 4 files ('$WORK/bank/bank-0.h5' ... '$WORK/bank/bank-3.h5'), 999 rows together" \
+    "$WORK/bank.txt" || { cat "$WORK/bank.txt"; fail "the file count and rows are not logged"; }
+  "$MPIEXEC" -n $ranks "$BIN" train "${M[@]}" "${S[@]}" --set data.train="$WORK/one.h5" --set data.val="$WORK/bank/val.h5" \
+    --set output.dir="$WORK/bank_one_$sharding" >/dev/null 2>&1 || fail "training on one.h5 ($sharding) failed"
+  [[ "$(split_metrics "$WORK/bank_$sharding")" == "$(split_metrics "$WORK/bank_one_$sharding")" ]] \
+    || fail "four files ($sharding, $ranks ranks) do not train like the one file holding their rows"
+done
+"$MPIEXEC" -n 2 "$BIN" train "${V[@]}" --set data.train="$WORK/bank/bank-*.h5" --set data.val= --set data.val_fraction=0.2 \
+  --set output.dir="$WORK/bank_split" >"$WORK/bank_split.txt" 2>&1 || { cat "$WORK/bank_split.txt"; fail "val_fraction over files"; }
+[[ "$(split_metrics "$WORK/bank_split")" == "$(split_metrics "$WORK/split2static")" ]] \
+  || fail "val_fraction over four files holds out other rows than over one file"
+grep -q "data.val_fraction=0.2: rows 48-247 of '$WORK/bank/bank-3.h5' are the validation set, never trained on; training uses the 799 rows before them" \
+  "$WORK/bank_split.txt" || { cat "$WORK/bank_split.txt"; fail "the split over files is not logged"; }
+echo "ok: a glob of four files trains like one file (static on 3 ranks, blocks on 2, data.val as a list, val_fraction)"
+expect_failure 3 "'$WORK/odd.h5': dataset 'input' has rows \[64\] of float32 but '$WORK/one.h5' has rows \[128\] of float32; every file of data.train" -- \
+  "$MPIEXEC" -n 2 "$BIN" train "${M[@]}" --set output.dir="$WORK/bad1" --set "data.train=[$WORK/one.h5, $WORK/odd.h5]" --set data.val="$WORK/one.h5"
+expect_failure 2 "config key 'data.train': '$WORK/bank/shard-\*.h5' matches no file" -- \
+  "$MPIEXEC" -n 2 "$BIN" train "${M[@]}" --set output.dir="$WORK/bad2" --set data.train="$WORK/bank/shard-*.h5" --set data.val="$WORK/one.h5"
+expect_failure 3 "'$WORK/nan/part-2.h5': dataset 'input' has NaN or Inf values, first in row 17" -- \
+  "$MPIEXEC" -n 2 "$BIN" train "${M[@]}" --set output.dir="$WORK/bad3" --set data.train="$WORK/nan/part-*.h5" --set data.val="$WORK/one.h5"
+expect_failure 3 "'$WORK/nan/part-2.h5': dataset 'input' has a NaN or Inf value in row 17" -- \
+  "$MPIEXEC" -n 2 "$BIN" train "${M[@]}" --set output.dir="$WORK/bad4" --set data.train="$WORK/nan/part-*.h5" --set data.val="$WORK/one.h5" \
+  --set data.sharding=blocks --set data.block_rows=100
+echo "ok: files with other rows, a pattern matching nothing and a NaN in a later file name the file"

@@ -10,6 +10,7 @@
 #include "data/block_stream.h"
 #include "data/dataset_schema.h"
 #include "data/h5_file.h"
+#include "mpi/indexed_rows.h"
 #include "mpi/mpi_test_world.h"
 #include "util/error.h"
 
@@ -19,21 +20,7 @@ namespace {
 constexpr int64_t kRows = 1001;
 constexpr int64_t kLength = 8;
 
-// input row i = [i, i, ...], target row i = [-i, -i, ...]: a batch tells which rows it holds.
-void WriteIndexedRows(const std::string& path, MPI_Comm comm) {
-  ParallelH5File file(path, ParallelH5File::Mode::kCreate, comm);
-  file.CreateFloatRows("input", {kRows, kLength});
-  file.CreateFloatRows("target", {kRows, kLength});
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const int64_t begin = kRows * rank / size, end = kRows * (rank + 1) / size;
-  for (float sign : {1.0f, -1.0f}) {
-    file.WriteRows(sign > 0 ? "input" : "target", begin, end - begin, [&](int64_t first, int64_t n, float* out) {
-      for (int64_t i = 0; i < n * kLength; ++i) out[i] = sign * static_cast<float>(first + i / kLength);
-    });
-  }
-}
+void WriteIndexedRows(const std::string& path, MPI_Comm comm) { test::WriteIndexedRows(path, comm, 0, kRows, kLength); }
 
 std::string PathFor(const char* name, bool per_rank) {
   int pid = static_cast<int>(getpid());
@@ -43,13 +30,19 @@ std::string PathFor(const char* name, bool per_rank) {
   return path + name;
 }
 
-BlockStreamOptions Options(const std::string& path, int world_size, int rank) {
+// `path` as a dataset of one file, opened by this process alone.
+DatasetFiles OneFile(const std::string& path) {
+  DatasetFiles files{"the file", "input", "target", {path}, {}, {}};
+  const ParallelH5File file(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
+  files.schema = ReadSchema(file, "input", "target");
+  files.space = RowSpace({files.schema.Rows()});
+  return files;
+}
+
+BlockStreamOptions Options(const DatasetFiles& files, int world_size, int rank) {
   BlockStreamOptions o;
-  o.path = path;
-  {
-    const ParallelH5File file(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
-    o.schema = ReadSchema(file, "input", "target");
-  }
+  o.files = files;
+  o.schema = files.schema;
   o.block_rows = 16;
   o.window_blocks = 4;
   o.prefetch = 2;
@@ -76,7 +69,7 @@ TEST(BlockStream, ServesItsBlocksRowsInTheShardingOrderDisjointFromOtherRanks) {
   const auto& world = test::World();
   const std::string path = PathFor("rows.h5", false);
   WriteIndexedRows(path, MPI_COMM_WORLD);
-  BlockStream stream(Options(path, world.Size(), world.Rank()));
+  BlockStream stream(Options(OneFile(path), world.Size(), world.Rank()));
   const int64_t batches = stream.BatchesPerEpoch();
   EXPECT_EQ(batches, BlockStepsPerEpoch(BlockPlan{kRows, 16}, world.Size(), 10));
   bool ok = batches > 0;
@@ -99,10 +92,41 @@ TEST(BlockStream, ServesItsBlocksRowsInTheShardingOrderDisjointFromOtherRanks) {
   if (world.Rank() == 0) std::filesystem::remove(path);
 }
 
+// The rows of kRows split over six files (one of a single row, more files than the reader keeps
+// open): blocks span files, and the stream serves exactly the one-file stream's rows.
+TEST(BlockStream, ServesTheSameRowsWhenTheyAreSplitOverManyFiles) {
+  const auto& world = test::World();
+  const std::string dir = PathFor("bank", false);
+  if (world.Rank() == 0) std::filesystem::create_directory(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::vector<int64_t> sizes = {300, 1, 100, 200, 150, 250};
+  int64_t first = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    test::WriteIndexedRows(dir + "/part-" + std::to_string(i) + ".h5", MPI_COMM_WORLD, first, sizes[i], kLength);
+    first += sizes[i];
+  }
+  ASSERT_EQ(first, kRows);
+  const DatasetFiles files = OpenDatasetFiles("data.train", {dir + "/part-*.h5"}, "input", "target", MPI_COMM_WORLD);
+  BlockStream stream(Options(files, world.Size(), world.Rank()));
+  const int64_t batches = stream.BatchesPerEpoch();
+  bool ok = batches == BlockStepsPerEpoch(BlockPlan{kRows, 16}, world.Size(), 10) && files.paths.size() == 6;
+  for (int64_t epoch = 0; epoch < 2; ++epoch) {
+    stream.StartEpoch(epoch, 0);
+    bool paired = true;
+    const std::vector<int64_t> rows = TakeRows(stream, batches, paired);
+    std::vector<int64_t> expected = EpochBlockRowOrder(BlockPlan{kRows, 16}, world.Size(), world.Rank(), 99, epoch, 4);
+    expected.resize(static_cast<size_t>(batches * 10));
+    ok = ok && paired && rows == expected;
+  }
+  EXPECT_TRUE(test::AllRanksAgree(ok));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world.Rank() == 0) std::filesystem::remove_all(dir);
+}
+
 TEST(BlockStream, ResumesInsideAnEpochAndAbandonsAnUnfinishedOne) {
   const std::string path = PathFor("resume.h5", true);
   WriteIndexedRows(path, MPI_COMM_SELF);
-  BlockStream stream(Options(path, 1, 0));
+  BlockStream stream(Options(OneFile(path), 1, 0));
   const int64_t batches = stream.BatchesPerEpoch();
   bool paired = true;
   stream.StartEpoch(3, 0);
@@ -120,7 +144,7 @@ TEST(BlockStream, AFileTruncatedOrDeletedDuringTrainingIsADataError) {
   for (const bool truncate : {true, false}) {
     const std::string path = PathFor(truncate ? "truncated.h5" : "vanished.h5", true);
     WriteIndexedRows(path, MPI_COMM_SELF);
-    BlockStream stream(Options(path, 1, 0));
+    BlockStream stream(Options(OneFile(path), 1, 0));
     bool paired = true;
     stream.StartEpoch(0, 0);
     TakeRows(stream, stream.BatchesPerEpoch(), paired);

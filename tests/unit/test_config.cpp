@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "util/config.h"
@@ -47,7 +48,7 @@ TEST(Config, ReadsNestedYaml) {
                                   "train:\n  lr: 3.0e-4\n  epochs: 7\n  plateau:\n    patience: 2\n"
                                   "runtime:\n  threads: 3\n"),
                         {});
-  EXPECT_EQ(c.data.train, "a.h5");
+  EXPECT_EQ(c.data.train, std::vector<std::string>{"a.h5"});
   EXPECT_EQ(c.model.hidden, (std::vector<int64_t>{64, 32}));
   EXPECT_DOUBLE_EQ(c.train.lr, 3e-4);
   EXPECT_EQ(c.train.epochs, 7);
@@ -148,6 +149,35 @@ TEST(Config, MpiHintsAreAMappingOfStrings) {
   EXPECT_NE(ErrorOf([] { LoadConfig("", {"data.mpi_hints=enable"}); }).find("expected a mapping"), std::string::npos);
   EXPECT_NE(ErrorOf([] { LoadConfig("", {"data.mpi_hints={a: [1, 2]}"}); }).find("'a' must be a single value"),
             std::string::npos);
+}
+
+// A path, a list or a glob; the list survives config.yaml; an empty list or entry is an error.
+TEST(Config, DataFilesAreAPathAListOrGlobs) {
+  const Config c = LoadConfig(WriteTemp("data:\n  train: [bank/a.h5, 'bank/b-*.h5']\n  val: v.h5\n"), {});
+  EXPECT_EQ(c.data.train, (std::vector<std::string>{"bank/a.h5", "bank/b-*.h5"}));
+  EXPECT_EQ(c.data.val, std::vector<std::string>{"v.h5"});
+  EXPECT_EQ(LoadConfig(WriteTemp(ConfigToYaml(c)), {}).data.train, c.data.train);
+  EXPECT_EQ(LoadConfig("", {"data.train=[x.h5, y.h5]"}).data.train, (std::vector<std::string>{"x.h5", "y.h5"}));
+  EXPECT_TRUE(LoadConfig("", {"data.val="}).data.val.empty());
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"data.train=[]"}); }).find("non-empty list"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"data.train=[a.h5, '']"}); }).find("is empty"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"data.train={a: b}"}); }).find("'data.train'"), std::string::npos);
+}
+
+// Every file a glob or list names must exist; a pattern must match at least one.
+TEST(Config, EveryDataFileMustExist) {
+  const std::string dir = testing::TempDir() + "ct_files_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/b-1.h5") << "x";
+  std::ofstream(dir + "/b-2.h5") << "x";
+  Config ok = LoadConfig("", {"data.train=" + dir + "/b-*.h5", "data.val_fraction=0.1"});
+  EXPECT_EQ(ErrorOf([&] { CheckInputFiles(ok); }), "");
+  Config missing = LoadConfig("", {"data.train=[" + dir + "/b-1.h5, " + dir + "/c.h5]", "data.val_fraction=0.1"});
+  EXPECT_NE(ErrorOf([&] { CheckInputFiles(missing); }).find("file '" + dir + "/c.h5' does not exist"),
+            std::string::npos);
+  Config none = LoadConfig("", {"data.train=" + dir + "/x-*.h5", "data.val_fraction=0.1"});
+  EXPECT_NE(ErrorOf([&] { CheckInputFiles(none); }).find("matches no file"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Config, ValidationFileOrFractionNotBoth) {

@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "data/row_space.h"
 #include "data/sharding.h"
 
 namespace ct {
@@ -237,6 +238,27 @@ TEST(ValidationSplit, TheTailIsHeldOutAndTheHeadTrains) {
   const RowRange all = PartOf(100, 0.25, FilePart::kAll);
   EXPECT_EQ(all.begin, 0);
   EXPECT_EQ(all.end, 100);
+}
+
+// Global rows over files of 3, 0 (empty), 1 and 4 rows.
+TEST(RowSpace, SplitsARangeOfGlobalRowsIntoPiecesOfFiles) {
+  const RowSpace space({3, 0, 1, 4});
+  EXPECT_EQ(space.Rows(), 8);
+  EXPECT_EQ(space.Files(), 4u);
+  auto text = [&](RowRange range) {
+    std::string out;
+    for (const FilePiece& p : space.Pieces(range)) {
+      out += std::to_string(p.file) + ":" + std::to_string(p.file_row) + "+" + std::to_string(p.rows) + " ";
+    }
+    return out;
+  };
+  EXPECT_EQ(text({0, 8}), "0:0+3 2:0+1 3:0+4 ");
+  EXPECT_EQ(text({2, 5}), "0:2+1 2:0+1 3:0+1 ");
+  EXPECT_EQ(text({4, 6}), "3:0+2 ");
+  EXPECT_EQ(text({5, 5}), "");
+  EXPECT_EQ(space.Locate(3).file, 2u);  // not the empty file 1
+  EXPECT_EQ(space.Locate(7).file, 3u);
+  EXPECT_EQ(space.Locate(7).file_row, 3);
 }
 
 }  // namespace
