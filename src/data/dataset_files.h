@@ -13,14 +13,14 @@
 namespace ct {
 
 struct DatasetFiles {
-  std::string key;                 // "data.train": for messages
+  std::string key;                    // "data.train": for messages
   std::string input_key, target_key;  // the datasets in every file
-  std::vector<std::string> paths;  // in row order
+  std::vector<std::string> paths;     // in row order
   RowSpace space;
   DatasetSchema schema;  // rows: of all files together
 
-  std::string Name() const;                 // "'a.h5'", or "data.train's 4 files ('b-0.h5' ... 'b-3.h5')"
-  std::string Where(int64_t row) const;     // global row `row`: "row 17 of 'b-1.h5'"
+  std::string Name() const;              // "'a.h5'", or "data.train's 4 files ('b-0.h5' ... 'b-3.h5')"
+  std::string Where(int64_t row) const;  // global row `row`: "row 17 of 'b-1.h5'"
   // Global rows `rows`: "rows 3-9 of 'b-1.h5'", or "row 3 of 'b-1.h5' to row 9 of 'b-2.h5'".
   std::string Describe(RowRange rows) const;
 };

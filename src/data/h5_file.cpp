@@ -260,27 +260,34 @@ bool ParallelH5File::IsVirtual(const std::string& name) const {
   return H5Pget_layout(dcpl.get()) == H5D_VIRTUAL;
 }
 
+hid_t ParallelH5File::ReadDataset(const std::string& name) const {
+  auto it = read_datasets_.find(name);
+  if (it == read_datasets_.end()) it = read_datasets_.emplace(name, OpenDataset(name)).first;
+  return it->second.get();
+}
+
 void ParallelH5File::ReadRows(const std::string& name, int64_t start, int64_t count, float* out) const {
-  H5Id dataset = OpenDataset(name);
-  const std::vector<hsize_t> dims = Dims(dataset.get());
+  const hid_t dataset = ReadDataset(name);
+  const std::vector<hsize_t> dims = Dims(dataset);
   const RowShape shape{std::vector<int64_t>(dims.begin(), dims.end())};
   if (start < 0 || count < 0 || start + count > shape.Rows()) {
     throw DataError("rows [" + std::to_string(start) + ", " + std::to_string(start + count) +
                     ") are outside dataset '" + name + "' of '" + path_ + "' with " + std::to_string(shape.Rows()) +
                     " rows");
   }
-  H5Id file_space(H5_CHECK(H5Dget_space(dataset.get())), H5Sclose);
+  H5Id file_space(H5_CHECK(H5Dget_space(dataset)), H5Sclose);
   H5Id dxpl = Transfer(comm_);
   const int64_t row_elements = shape.RowElements();
   // Rows stored as float32 go straight into `out`. Others are read in their own type (so that
   // HDF5 does no type conversion, which would turn collective reads into independent ones)
   // into a staging buffer, piece by piece, and converted here.
-  const StoredType stored = StoredTypeOf(dataset.get());
+  const StoredType stored = StoredTypeOf(dataset);
   const bool staged = !stored.is_float32;
   const int64_t piece_rows =
-      staged ? std::min(PieceRows(row_elements * stored.bytes / 4, kStagedPieceBytes), std::max<int64_t>(count, 1))
+      staged ? std::min(PieceRows(row_elements * stored.bytes / 4, kConvertPieceBytes), std::max<int64_t>(count, 1))
              : PieceRows(row_elements, kMaxPieceBytes);
-  std::vector<unsigned char> staging(staged ? static_cast<size_t>(piece_rows * row_elements * stored.bytes) : 0);
+  // Kept between calls: a fresh buffer per block read costs a page fault per page.
+  if (staged) staging_.resize(std::max(staging_.size(), static_cast<size_t>(piece_rows * row_elements * stored.bytes)));
   ForEachPiece(comm_, start, count, piece_rows, [&](int64_t first, int64_t rows) {
     std::vector<hsize_t> piece_dims(dims);
     piece_dims[0] = static_cast<hsize_t>(std::max<int64_t>(rows, 1));
@@ -288,15 +295,14 @@ void ParallelH5File::ReadRows(const std::string& name, int64_t start, int64_t co
     SelectRows(memory_space.get(), piece_dims, 0, rows);
     SelectRows(file_space.get(), dims, first, rows);
     float* target = out + (first - start) * row_elements;
-    void* buffer = staged ? static_cast<void*>(staging.data()) : static_cast<void*>(target);
-    if (H5Dread(dataset.get(), stored.memory_type.get(), memory_space.get(), file_space.get(), dxpl.get(), buffer) <
-        0) {
+    void* buffer = staged ? static_cast<void*>(staging_.data()) : static_cast<void*>(target);
+    if (H5Dread(dataset, stored.memory_type.get(), memory_space.get(), file_space.get(), dxpl.get(), buffer) < 0) {
       throw DataError("cannot read rows " + std::to_string(first) + "-" + std::to_string(first + rows - 1) +
                       " of dataset '" + name + "' in '" + path_ + "': " + TakeHdf5ErrorStack() +
                       "; check that the file is complete and readable on every node (`clustertrain info " + path_ +
                       "` reads its layout)");
     }
-    if (staged) stored.convert(staging.data(), rows * row_elements, target);
+    if (staged) stored.convert(staging_.data(), rows * row_elements, target);
     if (comm_ != MPI_COMM_NULL) NoteCollectiveCause(dxpl.get());
     if (comm_ != MPI_COMM_NULL) Heartbeat();  // a long collective read is progress (util/heartbeat.h)
   });

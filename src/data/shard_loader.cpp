@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
 
+#include "cluster/mpi_check.h"
 #include "data/dataset_schema.h"
 #include "data/h5_file.h"
 #include "data/sharding.h"
@@ -13,15 +15,34 @@ namespace ct {
 
 namespace {
 
+// Whether all `elements` floats are finite. NaN and Inf are the floats whose exponent bits are
+// all ones; tested on the bits, without branches, the loop vectorises (at::isfinite and friends
+// ran the load at a quarter of the read's speed).
+bool AllFinite(const float* values, int64_t elements) {
+  uint32_t non_finite = 0;
+  for (int64_t j = 0; j < elements; ++j) {
+    uint32_t bits;
+    std::memcpy(&bits, values + j, sizeof(bits));
+    non_finite |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return non_finite == 0;
+}
+
 // One check at load time, so that a NaN in the file is reported as such and not as a diverged
 // loss epochs later. rows: the rows of one file from its row `first`.
 void CheckFinite(const at::Tensor& rows, int64_t first, const std::string& path, const std::string& key) {
   if (rows.numel() == 0) return;  // a rank with no rows (fewer rows than ranks)
-  at::Tensor bad_rows = (~at::isfinite(rows)).reshape({rows.size(0), -1}).any(/*dim=*/1).nonzero();
-  if (bad_rows.numel() == 0) return;
+  const int64_t elements = rows.numel() / rows.size(0);
+  const float* data = rows.data_ptr<float>();
+  if (AllFinite(data, rows.numel())) return;
+  int64_t bad = 0, first_bad = -1;
+  for (int64_t i = 0; i < rows.size(0); ++i) {
+    if (AllFinite(data + i * elements, elements)) continue;
+    if (bad++ == 0) first_bad = i;
+  }
   throw DataError("'" + path + "': dataset '" + key + "' has NaN or Inf values, first in row " +
-                  std::to_string(first + bad_rows[0][0].item<int64_t>()) + " (" + std::to_string(bad_rows.size(0)) +
-                  " bad rows among rows " + std::to_string(first) + "-" + std::to_string(first + rows.size(0) - 1) +
+                  std::to_string(first + first_bad) + " (" + std::to_string(bad) + " bad rows among rows " +
+                  std::to_string(first) + "-" + std::to_string(first + rows.size(0) - 1) +
                   "); clean or drop those rows");
 }
 
@@ -38,6 +59,31 @@ void ReadPiece(const ParallelH5File& file, const DatasetFiles& files, const File
                 input.data_ptr<float>() + at * files.schema.input.RowElements());
   file.ReadRows(files.target_key, piece.file_row, piece.rows,
                 target.data_ptr<float>() + at * files.schema.target.RowElements());
+}
+
+// A communicator of the ranks of `comm` whose static slices of `part` lie partly in file `file`:
+// consecutive ranks, as slices are. Collective over those ranks alone (MPI_Comm_create_group),
+// which every one of them reaches, as each visits its files in row order.
+MPI_Comm ReadersOf(const RowSpace& space, size_t file, RowRange part, MPI_Comm comm) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const RowRange held{space.FirstRow(file), space.FirstRow(file) + space.FileRows(file)};
+  int lowest = size, highest = -1;
+  for (int r = 0; r < size; ++r) {
+    const RowRange slice = RankSlice(part.Size(), size, r);
+    if (std::max(slice.begin + part.begin, held.begin) >= std::min(slice.end + part.begin, held.end)) continue;
+    lowest = std::min(lowest, r);
+    highest = std::max(highest, r);
+  }
+  MPI_Group all, readers;
+  MPI_Comm_group(comm, &all);
+  int range[1][3] = {{lowest, highest, 1}};
+  MPI_Group_range_incl(all, 1, range, &readers);
+  MPI_Comm result = MPI_COMM_NULL;
+  MPI_CHECK(MPI_Comm_create_group(comm, readers, static_cast<int>(file % 32768), &result));
+  MPI_Group_free(&readers);
+  MPI_Group_free(&all);
+  return result;
 }
 
 }  // namespace
@@ -61,33 +107,32 @@ ShardLoader ShardLoader::Load(const DatasetFiles& files, MPI_Comm comm, const c1
   at::Tensor input = NewRows(files.schema.input, slice.Size());
   at::Tensor target = NewRows(files.schema.target, slice.Size());
   uint32_t fallback = 0;
-  // Every file the part covers, one at a time (memory stays flat in the number of files): opened
-  // collectively by every rank, each reading its piece of it, or nothing.
-  for (const FilePiece& covered : files.space.Pieces(rows)) {
-    const std::string& path = files.paths[covered.file];
-    const int64_t first = files.space.FirstRow(covered.file);
-    const RowRange mine{std::max(slice.begin, first), std::min(slice.end, first + files.space.FileRows(covered.file))};
-    // An empty piece (the rank's slice lies in other files) takes part in the reads with no rows.
-    const bool empty = mine.Size() <= 0;
-    const FilePiece piece{covered.file, empty ? 0 : mine.begin - first, empty ? 0 : mine.Size()};
-    const int64_t at = empty ? 0 : mine.begin - slice.begin;
+  // The files this rank's slice lies in, one at a time (memory stays flat in the number of
+  // files), each opened collectively by the ranks whose slices lie in it alone: the ranks read
+  // their files in parallel, and none opens a file it reads nothing from.
+  for (const FilePiece& piece : files.space.Pieces(slice)) {
+    const int64_t at = files.space.FirstRow(piece.file) + piece.file_row - slice.begin;
+    const std::string& path = files.paths[piece.file];
+    MPI_Comm readers = ReadersOf(files.space, piece.file, rows, comm);
     bool is_virtual = false;
     {
-      // Collective from open to close. What can fail here fails on every rank alike (the file's
-      // metadata), so no rank leaves a collective its peers are still in.
-      ParallelH5File file(path, ParallelH5File::Mode::kRead, comm);
+      // Collective over `readers` from open to close. What can fail here fails on all of them
+      // alike (the file's metadata), so none leaves a collective its peers are still in.
+      ParallelH5File file(path, ParallelH5File::Mode::kRead, readers);
       // Parallel HDF5 cannot read a virtual dataset collectively: each rank reads its rows itself.
       is_virtual = file.IsVirtual(files.input_key) || file.IsVirtual(files.target_key);
       if (!is_virtual) {
         ReadPiece(file, files, piece, at, input, target);
-        if (fallback == 0) fallback = file.IndependentFallbackCause();
+        fallback |= file.IndependentFallbackCause();
       }
     }
-    if (is_virtual && piece.rows > 0) {
+    MPI_Comm_free(&readers);
+    if (is_virtual) {
       const ParallelH5File own(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
       ReadPiece(own, files, piece, at, input, target);
     }
   }
+  MPI_Allreduce(MPI_IN_PLACE, &fallback, 1, MPI_UINT32_T, MPI_BOR, comm);
   if (fallback != 0 && rank == 0) {
     spdlog::warn(
         "reading {}: HDF5 fell back from collective to independent I/O (H5D_MPIO cause bits {:#x}); reads still "

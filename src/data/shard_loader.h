@@ -18,9 +18,10 @@ namespace ct {
 class ShardLoader {
  public:
   // Collective: reads this rank's contiguous slice of the rows of `files` (one after another,
-  // a slice may span files) with whole-slab collective reads, opening the files it covers one
-  // at a time: of all rows, or of the part that data.val_fraction (`val_fraction`) sets aside or
-  // leaves for training (data/sharding.h).
+  // a slice may span files) with whole-slab collective reads, opening the files it lies in one
+  // at a time, each together with the other ranks that read from it: of all rows, or of the
+  // part that data.val_fraction (`val_fraction`) sets aside or leaves for training
+  // (data/sharding.h).
   static ShardLoader Load(const DatasetFiles& files, MPI_Comm comm, const c10::Device& device, double val_fraction = 0,
                           FilePart part = FilePart::kAll);
   // One file (benchmarks, tests).

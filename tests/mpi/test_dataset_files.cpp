@@ -96,12 +96,13 @@ TEST(DatasetFiles, AFileWithOtherRowsIsADataErrorNamingItOnEveryRank) {
   const std::string dir = SharedDir("odd");
   test::WriteIndexedRows(dir + "/a.h5", MPI_COMM_WORLD, 0, 10, kLength);
   test::WriteIndexedRows(dir + "/b.h5", MPI_COMM_WORLD, 10, 10, kLength + 1);
-  const std::string message =
-      ErrorOf([&] { OpenDatasetFiles("data.train", {dir + "/a.h5", dir + "/b.h5"}, "input", "target", MPI_COMM_WORLD); });
-  EXPECT_TRUE(test::AllRanksAgree(message.rfind("'" + dir + "/b.h5': dataset 'input' has rows [5] of float32", 0) == 0 &&
-                                  message.find("has rows [4] of float32") != std::string::npos &&
-                                  message.find("every file of data.train must hold rows of one shape") !=
-                                      std::string::npos))
+  const std::string message = ErrorOf([&] {
+    OpenDatasetFiles("data.train", {dir + "/a.h5", dir + "/b.h5"}, "input", "target", MPI_COMM_WORLD);
+  });
+  EXPECT_TRUE(
+      test::AllRanksAgree(message.rfind("'" + dir + "/b.h5': dataset 'input' has rows [5] of float32", 0) == 0 &&
+                          message.find("has rows [4] of float32") != std::string::npos &&
+                          message.find("every file of data.train must hold rows of one shape") != std::string::npos))
       << message;
   Cleanup(dir);
 }
@@ -109,9 +110,11 @@ TEST(DatasetFiles, AFileWithOtherRowsIsADataErrorNamingItOnEveryRank) {
 TEST(DatasetFiles, APatternMatchingNothingOrAFileNamedTwiceIsAConfigError) {
   const std::string dir = SharedDir("none");
   test::WriteIndexedRows(dir + "/a.h5", MPI_COMM_WORLD, 0, 10, kLength);
-  const std::string none = ErrorOf([&] { OpenDatasetFiles("data.val", {dir + "/*.hdf5"}, "input", "target", MPI_COMM_WORLD); });
-  const std::string twice =
-      ErrorOf([&] { OpenDatasetFiles("data.train", {dir + "/a.h5", dir + "/*.h5"}, "input", "target", MPI_COMM_WORLD); });
+  const std::string none =
+      ErrorOf([&] { OpenDatasetFiles("data.val", {dir + "/*.hdf5"}, "input", "target", MPI_COMM_WORLD); });
+  const std::string twice = ErrorOf([&] {
+    OpenDatasetFiles("data.train", {dir + "/a.h5", dir + "/*.h5"}, "input", "target", MPI_COMM_WORLD);
+  });
   EXPECT_TRUE(test::AllRanksAgree(none.find("config key 'data.val': '" + dir + "/*.hdf5' matches no file") == 0 &&
                                   twice.find("names '" + dir + "/a.h5' twice") != std::string::npos))
       << none << "\n"
