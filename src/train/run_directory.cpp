@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -96,6 +97,43 @@ std::string MoveAside(const std::string& dir) {
 }
 
 }  // namespace
+
+std::string ExpandRunDirectory(const std::string& dir, int world_size) {
+  auto env = [&](const char* name, const std::string& placeholder) {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') {
+      throw ConfigError("config key 'output.dir' ('" + dir + "') uses " + placeholder + ", but " + name +
+                        " is not set: " + placeholder + " is for Slurm jobs" +
+                        (placeholder == "{array_task}" ? " arrays (sbatch --array)" : "") +
+                        "; remove it to run outside one");
+    }
+    return std::string(value);
+  };
+  std::string out;
+  for (size_t at = 0; at < dir.size();) {
+    const size_t open = dir.find('{', at);
+    const size_t close = open == std::string::npos ? open : dir.find('}', open);
+    if (close == std::string::npos) {
+      out += dir.substr(at);
+      break;
+    }
+    out += dir.substr(at, open - at);
+    const std::string placeholder = dir.substr(open, close - open + 1);
+    if (placeholder == "{job}") {
+      out +=
+          std::getenv("SLURM_ARRAY_JOB_ID") ? env("SLURM_ARRAY_JOB_ID", placeholder) : env("SLURM_JOB_ID", placeholder);
+    } else if (placeholder == "{array_task}") {
+      out += env("SLURM_ARRAY_TASK_ID", placeholder);
+    } else if (placeholder == "{rank_count}") {
+      out += std::to_string(world_size);
+    } else {
+      throw ConfigError("config key 'output.dir' ('" + dir + "') has an unknown placeholder " + placeholder +
+                        ": the known ones are {job}, {array_task} and {rank_count}");
+    }
+    at = close + 1;
+  }
+  return out;
+}
 
 std::string RunContents(const std::string& dir) {
   std::vector<std::string> parts;

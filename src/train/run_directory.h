@@ -35,6 +35,12 @@ class RunDirectory {
   std::string moved_to_;
 };
 
+// output.dir with its placeholders filled in, so that the tasks of a Slurm job array (a sweep)
+// each write their own run directory: {job} (SLURM_ARRAY_JOB_ID in an array, else
+// SLURM_JOB_ID), {array_task} (SLURM_ARRAY_TASK_ID) and {rank_count} (the world size). Throws
+// ConfigError for an unknown placeholder or one whose variable is not set.
+std::string ExpandRunDirectory(const std::string& dir, int world_size);
+
 // What of a run `dir` holds ("metrics.jsonl with 3 epochs, 2 checkpoints, model.pt"), or "" when
 // it holds nothing worth keeping (missing, empty, or a run that failed before its first epoch).
 std::string RunContents(const std::string& dir);

@@ -494,7 +494,9 @@ void Trainer::Finish() {
 }
 
 void RunTraining(const Config& config, const MpiWorld& world, const TrainOptions& options) {
-  Trainer trainer(config, world, options);
+  Config expanded = config;
+  RunAgreed(world, [&] { expanded.output.dir = ExpandRunDirectory(config.output.dir, world.Size()); });
+  Trainer trainer(expanded, world, options);
   trainer.Fit();
 }
 

@@ -357,7 +357,9 @@ std::vector<ConfigKey> BuildKeys() {
           [](Config & c) -> auto& { return c.train.plateau.eps; }, 0.0, false, kInf),
 
       Text(
-          "output.dir", "run directory (config.yaml, metrics.jsonl, logs/, model.pt)",
+          "output.dir",
+          "run directory (config.yaml, metrics.jsonl, logs/, model.pt); may hold {job}, {array_task} and "
+          "{rank_count} (Slurm job arrays: one directory per task)",
           [](Config & c) -> auto& { return c.output.dir; }),
       Integer(
           "output.log_every", "progress lines: rank 0 prints one every N batches; 0 = off",

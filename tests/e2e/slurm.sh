@@ -2,8 +2,9 @@
 # started here by tests/slurm/local_slurm.sh. 1) `sbatch --wait` of slurm/single_node.sbatch on
 # 2 tasks completes and writes its metrics; 2) scancel --signal=USR1 mid-run makes the trainer
 # checkpoint and exit 75, train_step.sh requeues the job, and the restarted job resumes and
-# finishes with every epoch; 3) slurm/scaling.sbatch runs the scaling study at 1 and 2 ranks as
-# srun steps. Skipped, with the reason, where the daemons cannot start.
+# finishes with every epoch (before it, a 2-task job array runs slurm/sweep.sbatch, one run
+# directory per task); 3) slurm/scaling.sbatch runs the scaling study at 1 and 2 ranks as srun
+# steps. Skipped, with the reason, where the daemons cannot start.
 source "$(dirname "$0")/common.sh"
 SLURM_DIR="$WORK/slurm"
 tests/slurm/local_slurm.sh start "$SLURM_DIR" || exit $?
@@ -31,6 +32,18 @@ timeout 300 "${SB[@]}" --nodes=1 --wait -o "$WORK/multi.out" slurm/multi_node.sb
   --set output.dir="$WORK/multi" --set train.epochs=2 >/dev/null || { cat "$WORK/multi.out"; fail "multi_node.sbatch failed"; }
 [[ $(wc -l <"$WORK/multi/metrics.jsonl") -eq 2 ]] || { cat "$WORK/multi.out"; fail "multi_node.sbatch: no metrics"; }
 echo "ok: sbatch --nodes=1 slurm/multi_node.sbatch completed"
+
+# A sweep as a 2-task job array: each task takes its line of the sweep file and writes its own
+# run directory through output.dir's {job} and {array_task} placeholders.
+printf '# two settings\n--set train.epochs=1\n\n--set train.epochs=2 --set train.lr=0.002\n' >"$WORK/sweep.txt"
+CT_SWEEP="$WORK/sweep.txt" timeout 300 "${SB[@]}" --array=0-1 --wait -o "$WORK/sweep-%a.out" slurm/sweep.sbatch "${T[@]}" \
+  --set "output.dir=$WORK/sweep-{job}/task-{array_task}" >"$WORK/submit.txt" || { cat "$WORK"/sweep-*.out; fail "sweep failed"; }
+array=$(grep -o "[0-9]*$" "$WORK/submit.txt")
+[[ $(wc -l <"$WORK/sweep-$array/task-0/metrics.jsonl") -eq 1 && $(wc -l <"$WORK/sweep-$array/task-1/metrics.jsonl") -eq 2 ]] \
+  || { cat "$WORK"/sweep-*.out; ls -R "$WORK" | head -40; fail "the sweep's tasks did not each train their own line"; }
+grep -q "lr: 0.002" "$WORK/sweep-$array/task-1/config.yaml" || fail "task 1's config.yaml lacks its settings"
+grep -q "dir: $WORK/sweep-$array/task-1" "$WORK/sweep-$array/task-1/config.yaml" || fail "config.yaml lacks the expanded dir"
+echo "ok: sbatch --array=0-1 slurm/sweep.sbatch: one run directory per task (sweep-$array/task-0, task-1), each its line"
 
 # 2. Preempted mid-run, requeued, resumed. The job holds at global step 150 (epoch 3 of 64
 # steps) until the signal comes (CT_TEST_HOLD_AT_STEP, exported to the job by sbatch), so the
