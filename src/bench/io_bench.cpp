@@ -106,6 +106,25 @@ std::pair<std::string, std::vector<std::string>> ParseForm(const std::string& te
   return {text.substr(0, eq), specs};
 }
 
+// The forms to compare (--as), the file itself first; none without --as. The streams come
+// later: one each for the whole run, as in training, its buffers reused epoch after epoch.
+std::vector<Form> OpenForms(const IoBenchOptions& o, const DatasetFiles& the_file, MPI_Comm comm) {
+  std::vector<Form> forms;
+  if (o.forms.empty()) return forms;
+  forms.push_back({"one float32 file", the_file, {}, {}, {}});
+  for (const std::string& text : o.forms) {
+    auto [name, specs] = ParseForm(text);
+    forms.push_back({name, OpenDatasetFiles("--as " + name, specs, "input", "target", comm), {}, {}, {}});
+    const DatasetSchema& schema = forms.back().files.schema;
+    if (schema.input.dims != the_file.schema.input.dims) {
+      throw ConfigError("bench io --as '" + text + "': " + forms.back().files.Name() +
+                        " does not hold the same rows as '" + o.file + "' (" + schema.input.Str() + " vs " +
+                        the_file.schema.input.Str() + ")");
+    }
+  }
+  return forms;
+}
+
 std::unique_ptr<BlockStream> StreamOf(const DatasetFiles& files, int64_t batch, const MpiWorld& world) {
   BlockStreamOptions options;
   options.files = files;
@@ -142,11 +161,9 @@ void PrintForms(const std::vector<Form>& forms) {
 
 void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
   const MPI_Comm comm = world.Comm();
-  DatasetSchema schema;
-  RunAgreed(world, [&] {
-    const ParallelH5File file(o.file, ParallelH5File::Mode::kRead, comm);
-    schema = ReadSchema(file, "input", "target");
-  });
+  DatasetFiles the_file;
+  RunAgreed(world, [&] { the_file = OpenDatasetFiles("the file", {o.file}, "input", "target", comm); });
+  const DatasetSchema& schema = the_file.schema;
   std::optional<SeedLayoutReader> seed;
   if (!o.seed_file.empty()) RunAgreed(world, [&] { seed.emplace(o.seed_file); });
   const int64_t file_bytes = static_cast<int64_t>(std::filesystem::file_size(o.file));
@@ -161,28 +178,13 @@ void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
                            {"static (MPI-IO, collective)", {}, {}},
                            {"blocks (reader thread)", {}, {}}};
   if (seed) rows.push_back({"seed layout (per sample)", {}, {}});
-  // The forms to compare: the file itself first. One stream each for the whole run, as in
-  // training: its buffers are reused epoch after epoch.
   std::vector<Form> forms;
-  RunAgreed(world, [&] {
-    if (o.forms.empty()) return;
-    forms.push_back({"one float32 file", OpenDatasetFiles("the file", {o.file}, "input", "target", comm), {}, {}, {}});
-    for (const std::string& text : o.forms) {
-      auto [name, specs] = ParseForm(text);
-      forms.push_back({name, OpenDatasetFiles("--as " + name, specs, "input", "target", comm), {}, {}, {}});
-      if (forms.back().files.schema.input.dims != schema.input.dims) {
-        throw ConfigError("bench io --as '" + text + "': " + forms.back().files.Name() +
-                          " does not hold the same rows as '" + o.file + "' (" + forms.back().files.schema.input.Str() +
-                          " vs " + schema.input.Str() + ")");
-      }
-    }
-  });
+  RunAgreed(world, [&] { forms = OpenForms(o, the_file, comm); });
   for (Form& form : forms) {
     form.stream = StreamOf(form.files, o.batch, world);
     StreamEpoch(*form.stream, o.repeats, o.batch, row_bytes);  // warm-up epoch, and the files into the cache
   }
-  const std::unique_ptr<BlockStream> stream =
-      StreamOf(OpenDatasetFiles("the file", {o.file}, "input", "target", comm), o.batch, world);
+  const std::unique_ptr<BlockStream> stream = StreamOf(the_file, o.batch, world);
   auto stream_epoch = [&](int64_t epoch) { return StreamEpoch(*stream, epoch, o.batch, row_bytes); };
   stream_epoch(o.repeats);  // warm-up epoch
   const int64_t my_bytes_begin = file_bytes * world.Rank() / world.Size();

@@ -8,8 +8,7 @@
 #include <numeric>
 
 #include "data/block_stream.h"
-#include "data/dataset_schema.h"
-#include "data/h5_file.h"
+#include "data/dataset_files.h"
 #include "mpi/indexed_rows.h"
 #include "mpi/mpi_test_world.h"
 #include "util/error.h"
@@ -32,11 +31,7 @@ std::string PathFor(const char* name, bool per_rank) {
 
 // `path` as a dataset of one file, opened by this process alone.
 DatasetFiles OneFile(const std::string& path) {
-  DatasetFiles files{"the file", "input", "target", {path}, {}, {}};
-  const ParallelH5File file(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
-  files.schema = ReadSchema(file, "input", "target");
-  files.space = RowSpace({files.schema.Rows()});
-  return files;
+  return OpenDatasetFiles("the file", {path}, "input", "target", MPI_COMM_SELF);
 }
 
 BlockStreamOptions Options(const DatasetFiles& files, int world_size, int rank) {
@@ -65,6 +60,19 @@ std::vector<int64_t> TakeRows(BlockStream& stream, int64_t batches, bool& paired
   return rows;
 }
 
+// This rank's rows of `epoch` (all `batches` batches); `ok` stays true only if they are paired
+// and in the order EpochBlockRowOrder defines for kRows rows in blocks of 16.
+std::vector<int64_t> EpochRows(BlockStream& stream, int64_t epoch, int64_t batches, bool& ok) {
+  const auto& world = test::World();
+  stream.StartEpoch(epoch, 0);
+  bool paired = true;
+  const std::vector<int64_t> rows = TakeRows(stream, batches, paired);
+  std::vector<int64_t> expected = EpochBlockRowOrder(BlockPlan{kRows, 16}, world.Size(), world.Rank(), 99, epoch, 4);
+  expected.resize(static_cast<size_t>(batches * 10));
+  ok = ok && paired && rows == expected;
+  return rows;
+}
+
 TEST(BlockStream, ServesItsBlocksRowsInTheShardingOrderDisjointFromOtherRanks) {
   const auto& world = test::World();
   const std::string path = PathFor("rows.h5", false);
@@ -74,13 +82,7 @@ TEST(BlockStream, ServesItsBlocksRowsInTheShardingOrderDisjointFromOtherRanks) {
   EXPECT_EQ(batches, BlockStepsPerEpoch(BlockPlan{kRows, 16}, world.Size(), 10));
   bool ok = batches > 0;
   for (int64_t epoch = 0; epoch < 2; ++epoch) {
-    stream.StartEpoch(epoch, 0);
-    bool paired = true;
-    const std::vector<int64_t> rows = TakeRows(stream, batches, paired);
-    std::vector<int64_t> expected = EpochBlockRowOrder(BlockPlan{kRows, 16}, world.Size(), world.Rank(), 99, epoch, 4);
-    expected.resize(static_cast<size_t>(batches * 10));
-    ok = ok && paired && rows == expected;
-
+    const std::vector<int64_t> rows = EpochRows(stream, epoch, batches, ok);
     // No row on two ranks.
     std::vector<int> counts(static_cast<size_t>(kRows), 0);
     for (int64_t row : rows) counts[static_cast<size_t>(row)] += 1;
@@ -110,14 +112,7 @@ TEST(BlockStream, ServesTheSameRowsWhenTheyAreSplitOverManyFiles) {
   BlockStream stream(Options(files, world.Size(), world.Rank()));
   const int64_t batches = stream.BatchesPerEpoch();
   bool ok = batches == BlockStepsPerEpoch(BlockPlan{kRows, 16}, world.Size(), 10) && files.paths.size() == 6;
-  for (int64_t epoch = 0; epoch < 2; ++epoch) {
-    stream.StartEpoch(epoch, 0);
-    bool paired = true;
-    const std::vector<int64_t> rows = TakeRows(stream, batches, paired);
-    std::vector<int64_t> expected = EpochBlockRowOrder(BlockPlan{kRows, 16}, world.Size(), world.Rank(), 99, epoch, 4);
-    expected.resize(static_cast<size_t>(batches * 10));
-    ok = ok && paired && rows == expected;
-  }
+  for (int64_t epoch = 0; epoch < 2; ++epoch) EpochRows(stream, epoch, batches, ok);
   EXPECT_TRUE(test::AllRanksAgree(ok));
   MPI_Barrier(MPI_COMM_WORLD);
   if (world.Rank() == 0) std::filesystem::remove_all(dir);
