@@ -81,6 +81,13 @@ std::vector<std::string> ClampWarnings(const CoreFacts& facts, const std::vector
       warnings.push_back(clamp +
                          "the launcher bound it. clustertrain binds itself: launch with "
                          "`mpirun --bind-to none` (launch/mpirun.sh does) or `srun --cpu-bind=none`");
+    } else if (facts.slurm_cpus_per_task > facts.allowed_cores) {
+      // The job has the cores; the step was not given them (srun without -c since Slurm 22.05).
+      warnings.push_back(clamp + "the job asked for --cpus-per-task=" + std::to_string(facts.slurm_cpus_per_task) +
+                         " but this srun step got " + Plural(facts.allowed_cores, "core") +
+                         ": since Slurm 22.05 srun does not inherit --cpus-per-task. Run `srun "
+                         "--cpus-per-task=$SLURM_CPUS_PER_TASK` (slurm/train_step.sh does) or export "
+                         "SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK before srun");
     } else {
       warnings.push_back(clamp + "the job's cgroup allows " + Plural(facts.cgroup_cores, "core") +
                          " on this node. Ask Slurm for them with `--cpus-per-task=" + std::to_string(fair_share) +

@@ -34,6 +34,7 @@ struct CoreFacts {
   int local_size = 1;           // ranks on this node
   int planned_cores = 1;        // cores in this rank's planned set
   int requested_threads = 0;    // runtime.threads; 0 = auto
+  int slurm_cpus_per_task = 0;  // SLURM_CPUS_PER_TASK inside an srun step; 0 = none
 };
 
 int ThreadsFor(const CoreFacts& facts);

@@ -76,6 +76,7 @@ RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, in
   facts.local_size = world.LocalSize();
   facts.planned_cores = topology.CountCores(planned);
   facts.requested_threads = static_cast<int>(runtime.threads);
+  facts.slurm_cpus_per_task = SlurmStepCpusPerTask().value_or(0);
   binding.threads = ThreadsFor(facts);
   binding.warnings = ClampWarnings(facts, ThreadCountSettings());
   if (gpu_count > 0 && my_gpu_near.Empty()) {

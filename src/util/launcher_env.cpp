@@ -38,6 +38,11 @@ std::optional<int> LauncherWorldSize() {
   return FirstIntegerVariable({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"});
 }
 
+std::optional<int> SlurmStepCpusPerTask() {
+  if (!std::getenv("SLURM_STEP_ID")) return std::nullopt;
+  return FirstIntegerVariable({"SLURM_CPUS_PER_TASK"});
+}
+
 std::string SingletonError(int mpi_world_size, std::optional<int> launcher_world_size) {
   if (mpi_world_size != 1 || launcher_world_size.value_or(1) <= 1) return "";
   return "the launcher started " + std::to_string(*launcher_world_size) +

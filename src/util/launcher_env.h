@@ -23,6 +23,11 @@ bool IsLauncherRankZero();
 // srun step; SLURM_NTASKS is not used because a batch script sees it outside any srun).
 std::optional<int> LauncherWorldSize();
 
+// Inside an srun step (SLURM_STEP_ID set): the --cpus-per-task the step sees in
+// SLURM_CPUS_PER_TASK. A step started without -c still sees the job's value there (the batch
+// script's environment), though since Slurm 22.05 the step itself is not given that many.
+std::optional<int> SlurmStepCpusPerTask();
+
 // "" when MPI's world size agrees with the launcher; else the error to report. Pure: unit tested.
 std::string SingletonError(int mpi_world_size, std::optional<int> launcher_world_size);
 

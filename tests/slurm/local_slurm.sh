@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # A throwaway single-node Slurm for tests: munged, slurmctld and slurmd as the current user
-# (root) on this host, configured in DIR with free ports, nothing written outside DIR.
+# (root) on this host, configured in DIR with free ports. Cores are constrained as on a cluster:
+# task/cgroup with ConstrainCores=yes (a step's tasks see only the step's cores) where this
+# machine's cgroups allow it, else task/affinity; DIR/task_plugin says which. Nothing is written
+# outside DIR but Slurm's cgroups, removed at stop.
 #   tests/slurm/local_slurm.sh start DIR    exits 77 (skip) with the reason if it cannot run
 #   tests/slurm/local_slurm.sh stop DIR     stops every daemon it started
 # Clients then need SLURM_CONF=DIR/slurm.conf.
@@ -23,6 +26,12 @@ stop() {
     done
     [[ -s "$pidfile" ]] && kill -9 "$(cat "$pidfile")" 2>/dev/null || true
   done
+  # The (empty) cgroups slurmd made for its node, unless they were there before we started.
+  if [[ -s "$DIR/cgroups_made" ]]; then
+    for made in $(find /sys/fs/cgroup -maxdepth 2 -type d -name "$(cat "$DIR/cgroups_made")" 2>/dev/null); do
+      find "$made" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    done
+  fi
 }
 
 if [[ "$action" == "stop" ]]; then
@@ -65,8 +74,8 @@ SlurmdPidFile=$DIR/slurmd.pid
 SlurmctldLogFile=$DIR/slurmctld.log
 SlurmdLogFile=$DIR/slurmd.log
 PluginDir=$PLUGINS
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
+ProctrackType=@PROCTRACK@
+TaskPlugin=@TASK@
 MpiDefault=none
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
@@ -78,9 +87,25 @@ MinJobAge=600
 NodeName=$host CPUs=$cpus RealMemory=$memory State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
+cat >"$DIR/cgroup.conf" <<CONF
+ConstrainCores=yes
+CONF
+mv "$DIR/slurm.conf" "$DIR/slurm.conf.in"
+configure() {  # configure TASK_PLUGIN PROCTRACK_PLUGIN
+  sed "s|@TASK@|$1|; s|@PROCTRACK@|$2|" "$DIR/slurm.conf.in" >"$DIR/slurm.conf"
+  echo "$1" >"$DIR/task_plugin"
+}
 export SLURM_CONF="$DIR/slurm.conf"
+slurm_cgroup="slurm_$host"
+[[ -n "$(find /sys/fs/cgroup -maxdepth 2 -type d -name "$slurm_cgroup" 2>/dev/null)" ]] || echo "$slurm_cgroup" >"$DIR/cgroups_made"
+configure task/cgroup,task/affinity proctrack/cgroup
 slurmctld -f "$SLURM_CONF" || { stop; skip "slurmctld would not start: $(tail -2 "$DIR/slurmctld.log" 2>/dev/null)"; }
-slurmd -f "$SLURM_CONF" || { stop; skip "slurmd would not start: $(tail -2 "$DIR/slurmd.log" 2>/dev/null)"; }
+if ! slurmd -f "$SLURM_CONF"; then
+  echo "local Slurm: no cgroup core constraint here ($(grep -m1 -i cgroup "$DIR/slurmd.log")); task/affinity" >&2
+  configure task/affinity proctrack/pgid
+  scontrol reconfigure >/dev/null 2>&1 || true
+  slurmd -f "$SLURM_CONF" || { stop; skip "slurmd would not start: $(tail -2 "$DIR/slurmd.log" 2>/dev/null)"; }
+fi
 for _ in $(seq 300); do  # up to 60 s: a loaded machine starts daemons slowly
   state=$(sinfo -h -N -o %t 2>/dev/null | head -1 || true)
   [[ "$state" == "idle" ]] && exit 0

@@ -138,6 +138,17 @@ TEST(ClampWarnings, NameTheCauseAndTheFix) {
   EXPECT_NE(text.find("cgroup allows 4 cores"), std::string::npos) << text;
   EXPECT_NE(text.find("--cpus-per-task=8"), std::string::npos) << text;
 
+  // A job with --cpus-per-task=8 whose srun step was started without -c (Slurm >= 22.05): the
+  // fix is srun's -c, not asking the job for cores it already has.
+  CoreFacts step = fine;
+  step.cgroup_cores = step.allowed_cores = step.planned_cores = 1;
+  step.local_size = 1;
+  step.slurm_cpus_per_task = 8;
+  text = Joined(ClampWarnings(step, {}));
+  EXPECT_NE(text.find("the job asked for --cpus-per-task=8 but this srun step got 1 core"), std::string::npos) << text;
+  EXPECT_NE(text.find("srun --cpus-per-task=$SLURM_CPUS_PER_TASK"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Ask Slurm for them"), std::string::npos) << text;
+
   CoreFacts few_threads = fine;
   few_threads.requested_threads = 2;
   text = Joined(ClampWarnings(few_threads, {}));

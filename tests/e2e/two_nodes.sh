@@ -1,0 +1,95 @@
+# A 2-node job on this one host: two "nodes" with their own hostnames (UTS namespaces) and their
+# own networks (network namespaces joined by a veth pair), so Open MPI between them sees two
+# hosts and talks TCP, as across a network. mpirun starts on node A from a hostfile and reaches
+# node B through a launch agent in place of ssh (tests/nodes/rsh_agent.sh: a fresh environment,
+# as ssh gives). 2 ranks a node. Checked: the gradient-sync tests (N ranks equal 1 rank) pass
+# across the nodes; the placement report shows both hosts, local ranks from 0 on each and each
+# node's 2 ranks on their own cores; the 2-node run equals the same 4 ranks on one host bit for
+# bit; SIGUSR1 to mpirun stops every rank on both nodes at one step with a checkpoint (exit 75)
+# and the resumed run equals the uninterrupted one; a rank killed on node B ends the job.
+# Extra argument: the mpi_tests binary. Skipped, with the reason, where namespaces cannot be made.
+source "$(dirname "$0")/common.sh"
+need_python
+MPI_TESTS=$5
+NODES="$WORK/nodes"
+tests/nodes/fake_nodes.sh start "$NODES" node-a node-b || exit $?
+trap 'tests/nodes/fake_nodes.sh stop "$NODES"; rm -rf "$WORK"' EXIT
+export CT_NODES_DIR="$NODES"
+printf 'node-a slots=2\nnode-b slots=2\n' >"$WORK/hostfile"
+# What a user types on a 2-node allocation, started on the first node.
+MPIRUN=(tests/nodes/on_node.sh "$NODES" node-a "$MPIEXEC" --hostfile "$WORK/hostfile" -n 4
+        --mca plm_rsh_agent "$PWD/tests/nodes/rsh_agent.sh" --mca btl self,vader,tcp --bind-to none)
+tiny_data "$WORK" 4096  # 32 steps an epoch at 4 ranks x 32 rows
+
+# 1. Gradients across the nodes equal a 1-rank run's (the bucketed and plain sync tests).
+timeout 300 "${MPIRUN[@]}" "$MPI_TESTS" --gtest_filter='GradientSync.*:BucketedSync.*' --gtest_color=no >"$WORK/grad.txt" 2>&1 \
+  || { cat "$WORK/grad.txt"; fail "the gradient-sync tests failed across two nodes"; }
+[[ $(grep -c "PASSED.*tests\?\.$" "$WORK/grad.txt") -eq 4 ]] || { cat "$WORK/grad.txt"; fail "not every rank passed"; }
+echo "ok: gradient sync over TCP between node-a and node-b equals the 1-rank result (4 ranks)"
+
+T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5"
+   --set train.epochs=3 --set output.checkpoint_every=0)
+
+# 2. Placement: two hosts, local ranks from 0 on each, each node splits its own 2 cores.
+timeout 300 "${MPIRUN[@]}" "$BIN" train "${T[@]}" --set output.dir="$WORK/two" >"$WORK/two.txt" 2>&1 \
+  || { cat "$WORK/two.txt"; fail "the 2-node run failed"; }
+for host in node-a node-b; do
+  for local in 0 1; do
+    grep -qE "^ *$host  rank [0-3]/4  local $local/2  cpu  allowed [0-9,-]+  bound $local  threads 1 " "$WORK/two.txt" \
+      || { cat "$WORK/two.txt"; fail "no line for local rank $local on $host bound to core $local"; }
+  done
+done
+echo "ok: placement: 2 ranks on node-a and 2 on node-b, local ranks 0 and 1 on each, each on its own core"
+
+# The same 4 ranks on one host compute the very same run: only the transport differs.
+"$MPIEXEC" -n 4 --bind-to none "$BIN" train "${T[@]}" --set output.dir="$WORK/one" >/dev/null 2>&1 || fail "the 1-host run failed"
+same_run() {  # same_run DIR_A DIR_B: metrics and weights bit for bit
+  "$PY" - "$1" "$2" <<'PYEOF'
+import json, sys, torch
+a, b = ([json.loads(l) for l in open(f"{d}/metrics.jsonl")] for d in sys.argv[1:])
+keys = ["epoch", "global_step", "train_loss", "val_loss", "lr"]
+assert len(a) == len(b) == 3 and all(x[k] == y[k] for x, y in zip(a, b) for k in keys), (a, b)
+sa, sb = (torch.load(f"{d}/model.pt") for d in sys.argv[1:])
+assert all(torch.equal(sa[k], sb[k]) for k in sa), "weights differ"
+PYEOF
+}
+same_run "$WORK/two" "$WORK/one" || fail "the 2-node run differs from the same ranks on one host"
+echo "ok: the 2-node run equals 4 ranks on one host bit for bit"
+
+# 3. Preemption: SIGUSR1 to mpirun (what Slurm's --signal reaches) goes to every rank on both
+# nodes; all stop at one step with a checkpoint, exit 75, and the resumed run equals run 2.
+# The ranks hold at step 40 (epoch 2) until the signal comes.
+hold_run() {  # hold_run NAME: starts a held run in the background; sets job and waits for it
+  CT_TEST_HOLD_AT_STEP=40 "${MPIRUN[@]}" -x CT_TEST_HOLD_AT_STEP "$BIN" train "${T[@]}" \
+    --set output.dir="$WORK/$1" >"$WORK/$1.txt" 2>&1 &
+  job=$!
+  wait_for_line "$WORK/$1.txt" "held at global step 40" "$job"
+}
+hold_run pre
+kill -USR1 "$job"
+rc=0
+timeout 120 tail --pid="$job" -f /dev/null || fail "the job still ran 120 s after SIGUSR1"
+wait "$job" || rc=$?
+[[ $rc -eq 75 ]] || { cat "$WORK/pre.txt"; fail "exit code $rc after SIGUSR1 to mpirun, expected 75"; }
+timeout 300 "${MPIRUN[@]}" "$BIN" train "${T[@]}" --set output.dir="$WORK/pre" --resume auto >"$WORK/resumed.txt" 2>&1 \
+  || { cat "$WORK/resumed.txt"; fail "the resumed 2-node run failed"; }
+grep -q "resumed from .*, step 40;" "$WORK/resumed.txt" || { cat "$WORK/resumed.txt"; fail "not resumed at step 40"; }
+same_run "$WORK/two" "$WORK/pre" || fail "the preempted and resumed run differs from the uninterrupted one"
+echo "ok: SIGUSR1 to mpirun: both nodes stopped at step 40 (exit 75); resumed, equal to the uninterrupted run"
+
+# 4. A rank killed on node B ends every rank on both nodes.
+hold_run killed
+victim=$(grep -oE "node-b  rank 3/4 .* pid [0-9]+" "$WORK/killed.txt" | grep -oE "[0-9]+$")
+[[ -n "$victim" ]] || { cat "$WORK/killed.txt"; fail "no pid for rank 3"; }
+ranks=$(grep -oE "  pid [0-9]+" "$WORK/killed.txt" | grep -oE "[0-9]+")
+kill -9 "$victim"
+timeout 60 tail --pid="$job" -f /dev/null || fail "the job still ran 60 s after rank 3 on node-b was killed"
+rc=0
+wait "$job" || rc=$?
+[[ $rc -ne 0 ]] || fail "the job exited 0 after a rank was killed"
+alive() { local state; state=$(ps -o stat= -p "$1" || true); [[ -n "$state" && "$state" != Z* ]]; }  # Z: ended
+for pid in $ranks; do  # mpirun has ended; its daemons' last kills may still be on their way
+  for _ in $(seq 300); do alive "$pid" || break; sleep 0.1; done
+  ! alive "$pid" || fail "rank pid $pid still runs 30 s after mpirun ended"
+done
+echo "ok: rank 3 killed on node-b: mpirun exited $rc and no rank on either node is left"
