@@ -17,7 +17,7 @@ export CT_CONFIG=configs/tiny.yaml CT_BIN="$BIN"
 # CPU tasks on this node: the GPU request of the script is overridden on the command line.
 SB=(sbatch --gpus-per-node=0 --ntasks-per-node=2 --cpus-per-task=1 --time=10)
 T=(--set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5")
-job_field() { scontrol show job "$1" | grep -o "$2=[^ ]*" | head -1 | cut -d= -f2; }
+source tests/slurm/jobs.sh
 
 # 1. A job that runs to the end.
 timeout 300 "${SB[@]}" --wait -o "$WORK/first.out" slurm/single_node.sbatch "${T[@]}" \
@@ -66,38 +66,7 @@ echo "ok: --cpus-per-task=2 under $constraint: the train_step.sh rank runs on 2 
 printf '# two settings\n--set train.epochs=1\n\n--set train.epochs=5 --set train.lr=0.002\n' >"$WORK/sweep.txt"
 array=$(CT_SWEEP="$WORK/sweep.txt" CT_TEST_HOLD_AT_STEP=150 "${SB[@]}" --array=0-1 --parsable -o "$WORK/sweep-%a.out" \
   slurm/sweep.sbatch "${T[@]}" --set output.checkpoint_every=0 --set "output.dir=$WORK/sweep-{job}/task-{array_task}")
-wait_held() {  # wait_held JOB OUTPUT: until the job's trainer holds at step 150
-  local deadline=$(( SECONDS + 300 )) state
-  until grep -q "held at global step 150" "$2" 2>/dev/null; do
-    state=$(job_field "$1" JobState)
-    [[ "$state" == "PENDING" || "$state" == "RUNNING" ]] || { cat "$2"; fail "job $1 ended $state before step 150"; }
-    (( SECONDS < deadline )) || { cat "$2"; fail "job $1 did not reach step 150 in 300 s"; }
-    sleep 0.2
-  done
-}
-# wait_requeued_done JOB...: until every job has ended; a requeued one is released early (Slurm
-# holds a requeued job for about 2 minutes, Reason=BeginTime; the test does not wait).
-wait_requeued_done() {
-  local deadline=$(( SECONDS + 600 )) job state pending
-  while (( SECONDS < deadline )); do
-    pending=0
-    for job in "$@"; do
-      state=$(job_field "$job" JobState)
-      [[ "$state" == "COMPLETED" || "$state" == "FAILED" || "$state" == "CANCELLED" ]] && continue
-      pending=1
-      # Released once its first run's step daemons are gone (a new step of the same id would
-      # collide with the old one's leftovers, which Slurm's 2-minute hold leaves time to clear).
-      if [[ "$state" == "PENDING" && "$(job_field "$job" Restarts)" -ge 1 && "$(job_field "$job" Reason)" == "BeginTime" ]] \
-         && ! pgrep -f "^slurmstepd: \[$(job_field "$job" JobId)\." >/dev/null; then
-        scontrol update JobId="$job" StartTime=now || true
-      fi
-    done
-    (( pending )) || return 0
-    sleep 0.2
-  done
-  fail "jobs $* did not end in 600 s"
-}
-wait_held "${array}_1" "$WORK/sweep-1.out"
+wait_held "${array}_1" "$WORK/sweep-1.out" 150
 scancel --signal=USR1 "${array}_1"
 wait_requeued_done "${array}_0" "${array}_1"
 for task in 0 1; do
@@ -116,10 +85,10 @@ echo "ok: sbatch --array=0-1 slurm/sweep.sbatch: one run directory per task; tas
 # 2. Preempted mid-run, requeued, resumed. The job holds at global step 150 (epoch 3 of 64
 # steps) until the signal comes (CT_TEST_HOLD_AT_STEP, exported to the job by sbatch), so the
 # signal lands mid-epoch on a fast machine and on a loaded one; resumed at that step, the
-# requeued job does not hold again. (wait_held and wait_requeued_done are above.)
+# requeued job does not hold again.
 job=$(CT_TEST_HOLD_AT_STEP=150 "${SB[@]}" --parsable -o "$WORK/second.out" slurm/single_node.sbatch "${T[@]}" \
   --set output.dir="$WORK/second" --set train.epochs=5 --set output.checkpoint_every=0)
-wait_held "$job" "$WORK/second.out"
+wait_held "$job" "$WORK/second.out" 150
 scancel --signal=USR1 "$job"
 wait_requeued_done "$job"
 state=$(job_field "$job" JobState)

@@ -9,6 +9,7 @@
 # and the resumed run equals the uninterrupted one; a rank killed on node B ends the job.
 # Extra argument: the mpi_tests binary. Skipped, with the reason, where namespaces cannot be made.
 source "$(dirname "$0")/common.sh"
+source tests/nodes/checks.sh
 need_python
 MPI_TESTS=$5
 NODES="$WORK/nodes"
@@ -33,27 +34,12 @@ T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="
 # 2. Placement: two hosts, local ranks from 0 on each, each node splits its own 2 cores.
 timeout 300 "${MPIRUN[@]}" "$BIN" train "${T[@]}" --set output.dir="$WORK/two" >"$WORK/two.txt" 2>&1 \
   || { cat "$WORK/two.txt"; fail "the 2-node run failed"; }
-for host in node-a node-b; do
-  for local in 0 1; do
-    grep -qE "^ *$host  rank [0-3]/4  local $local/2  cpu  allowed [0-9,-]+  bound $local  threads 1 " "$WORK/two.txt" \
-      || { cat "$WORK/two.txt"; fail "no line for local rank $local on $host bound to core $local"; }
-  done
-done
+two_node_placement "$WORK/two.txt"
 echo "ok: placement: 2 ranks on node-a and 2 on node-b, local ranks 0 and 1 on each, each on its own core"
 
 # The same 4 ranks on one host compute the very same run: only the transport differs.
 "$MPIEXEC" -n 4 --bind-to none "$BIN" train "${T[@]}" --set output.dir="$WORK/one" >/dev/null 2>&1 || fail "the 1-host run failed"
-same_run() {  # same_run DIR_A DIR_B: metrics and weights bit for bit
-  "$PY" - "$1" "$2" <<'PYEOF'
-import json, sys, torch
-a, b = ([json.loads(l) for l in open(f"{d}/metrics.jsonl")] for d in sys.argv[1:])
-keys = ["epoch", "global_step", "train_loss", "val_loss", "lr"]
-assert len(a) == len(b) == 3 and all(x[k] == y[k] for x, y in zip(a, b) for k in keys), (a, b)
-sa, sb = (torch.load(f"{d}/model.pt") for d in sys.argv[1:])
-assert all(torch.equal(sa[k], sb[k]) for k in sa), "weights differ"
-PYEOF
-}
-same_run "$WORK/two" "$WORK/one" || fail "the 2-node run differs from the same ranks on one host"
+same_run "$WORK/two" "$WORK/one" 3 || fail "the 2-node run differs from the same ranks on one host"
 echo "ok: the 2-node run equals 4 ranks on one host bit for bit"
 
 # 3. Preemption: SIGUSR1 to mpirun (what Slurm's --signal reaches) goes to every rank on both
@@ -74,7 +60,7 @@ wait "$job" || rc=$?
 timeout 300 "${MPIRUN[@]}" "$BIN" train "${T[@]}" --set output.dir="$WORK/pre" --resume auto >"$WORK/resumed.txt" 2>&1 \
   || { cat "$WORK/resumed.txt"; fail "the resumed 2-node run failed"; }
 grep -q "resumed from .*, step 40;" "$WORK/resumed.txt" || { cat "$WORK/resumed.txt"; fail "not resumed at step 40"; }
-same_run "$WORK/two" "$WORK/pre" || fail "the preempted and resumed run differs from the uninterrupted one"
+same_run "$WORK/two" "$WORK/pre" 3 || fail "the preempted and resumed run differs from the uninterrupted one"
 echo "ok: SIGUSR1 to mpirun: both nodes stopped at step 40 (exit 75); resumed, equal to the uninterrupted run"
 
 # 4. A rank killed on node B ends every rank on both nodes.
@@ -87,9 +73,5 @@ timeout 60 tail --pid="$job" -f /dev/null || fail "the job still ran 60 s after 
 rc=0
 wait "$job" || rc=$?
 [[ $rc -ne 0 ]] || fail "the job exited 0 after a rank was killed"
-alive() { local state; state=$(ps -o stat= -p "$1" || true); [[ -n "$state" && "$state" != Z* ]]; }  # Z: ended
-for pid in $ranks; do  # mpirun has ended; its daemons' last kills may still be on their way
-  for _ in $(seq 300); do alive "$pid" || break; sleep 0.1; done
-  ! alive "$pid" || fail "rank pid $pid still runs 30 s after mpirun ended"
-done
+ranks_ended $ranks
 echo "ok: rank 3 killed on node-b: mpirun exited $rc and no rank on either node is left"

@@ -2,7 +2,11 @@
 # Two "nodes" on this host for multi-node tests: each its own UTS namespace (hostname) and
 # network namespace (its own loopback and one veth address, 10.N.0.1 and 10.N.0.2), so Open MPI
 # between them sees two hosts and can reach the other only over TCP, as across a network.
-#   tests/nodes/fake_nodes.sh start DIR NAME_A NAME_B   exits 77 (skip) with the reason if it cannot
+#   tests/nodes/fake_nodes.sh start DIR NAME_A NAME_B [--own-tmp]
+#                                                       exits 77 (skip) with the reason if it cannot;
+#                                                       --own-tmp: each node its own /tmp (a mount
+#                                                       namespace), as nodes have local disks; then
+#                                                       what both must see lives outside /tmp
 #   tests/nodes/fake_nodes.sh stop DIR                  removes the namespaces (and their link)
 # Then `tests/nodes/on_node.sh DIR NAME COMMAND...` runs a command on a node, and mpirun started
 # on the first node reaches the second with `--mca plm_rsh_agent tests/nodes/rsh_agent.sh`
@@ -15,10 +19,12 @@ skip() { echo "skipped: $*"; exit 77; }
 
 stop() {
   [[ -d "$DIR" ]] || return 0
-  for ns in "$DIR"/uts-* "$DIR"/net-*; do
+  for ns in "$DIR"/uts-* "$DIR"/net-* "$DIR"/mnt-*; do
     [[ -e "$ns" ]] && umount "$ns" 2>/dev/null || true
   done
-  # The veth pair lives in the namespaces and goes with them.
+  [[ -e "$DIR/private" ]] && umount "$DIR" 2>/dev/null && rm -f "$DIR/private"
+  # The veth pair goes with the namespaces, unless a failed start left it here.
+  [[ -s "$DIR/veth" ]] && ip link delete "$(cat "$DIR/veth")" 2>/dev/null || true
   return 0
 }
 
@@ -28,11 +34,18 @@ if [[ "$action" == "stop" ]]; then
 fi
 A=$3
 B=$4
+OWN_TMP=${5:-}
 [[ $(id -u) -eq 0 ]] || skip "namespaces need root"
 for tool in unshare nsenter ip; do
   command -v "$tool" >/dev/null || skip "$tool not found (apt-get install util-linux iproute2)"
 done
 mkdir -p "$DIR"
+if [[ "$OWN_TMP" == "--own-tmp" ]]; then
+  [[ "$DIR" != /tmp/* ]] || skip "--own-tmp needs DIR outside /tmp"
+  # A mount namespace is kept by a bind mount of it, which must not be on a shared mount: DIR
+  # becomes a private mount of itself, before any namespace is kept in it.
+  mount --bind "$DIR" "$DIR" && touch "$DIR/private" && mount --make-private "$DIR" || { stop; skip "cannot make $DIR a private mount"; }
+fi
 # A subnet and link name of our own, so two tests at once do not collide.
 n=$(( ($$ % 200) + 20 ))
 veth="ctv$$"
@@ -42,6 +55,16 @@ for node in "$A" "$B"; do
   unshare --net="$DIR/net-$node" true || { stop; skip "unshare --net failed"; }
   nsenter --net="$DIR/net-$node" ip link set lo up
 done
+if [[ "$OWN_TMP" == "--own-tmp" ]]; then
+  for node in "$A" "$B"; do
+    mkdir -p "$DIR/tmp-$node"
+    chmod 1777 "$DIR/tmp-$node"
+    touch "$DIR/mnt-$node"
+    unshare --mount="$DIR/mnt-$node" --propagation private mount --bind "$DIR/tmp-$node" /tmp \
+      || { stop; skip "cannot give $node its own /tmp"; }
+  done
+fi
+echo "$veth" >"$DIR/veth"
 ip link add "$veth" type veth peer name "${veth}b" || { stop; skip "cannot create a veth pair"; }
 for end in "$veth:$A:1" "${veth}b:$B:2"; do
   IFS=: read -r link node host <<<"$end"
