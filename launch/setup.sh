@@ -48,7 +48,8 @@ if (( TESTS )); then
   PACKAGES+=(python3-torch python3-h5py python3-numpy
              slurm-wlm munge             # a local Slurm for tests/e2e/slurm.sh (skipped without it)
              iproute2 util-linux procps  # two fake nodes (ip, unshare, nsenter; tests/nodes/)
-             python3-matplotlib          # the scaling study's plot
+             python3-matplotlib          # the scaling study's plot, launch/plot_runs.py
+             python3-protobuf            # tests/e2e/read_events.py parses the TensorBoard event files
              time                        # /usr/bin/time: peak memory in tests/e2e/convert.sh
              clang-format)               # launch/format.sh: the sources match .clang-format
 fi

@@ -65,6 +65,11 @@ double MpiWorld::MaxOverRanks(double value) const {
   return value;
 }
 
+double MpiWorld::SumOverRanks(double value) const {
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+  return value;
+}
+
 void MpiWorld::Barrier() const { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
 
 void MpiWorld::Abort(int exit_code) const {

@@ -26,6 +26,7 @@ class MpiWorld {
   // Host values over all ranks (collective; the same answer on every rank).
   bool AnyRank(bool value) const;  // true if `value` is true on some rank
   double MaxOverRanks(double value) const;
+  double SumOverRanks(double value) const;
   void Barrier() const;
 
   // Ends every rank of the job now (the fatal path). Never returns.

@@ -262,6 +262,8 @@ void SaveCheckpoint(const std::string& path, Model& model, const torch::optim::O
   PutLrSchedule(archive, s.lr);
   Put(archive, "early_best", s.early_stop.best);
   Put(archive, "early_bad_epochs", s.early_stop.bad_epochs);
+  Put(archive, "best_metric", s.best.best);
+  Put(archive, "best_epoch", s.best.epoch);
   Put(archive, "metrics_records", s.metrics.records);
   Put(archive, "model_fingerprint", s.model_fingerprint);
   Put(archive, "config_yaml", s.config_yaml);
@@ -290,6 +292,13 @@ TrainingState ReadState(torch::serialize::InputArchive& archive, const std::stri
   s.lr = GetLrSchedule(archive, path);
   s.early_stop.best = Get(archive, "early_best", path).toDouble();
   s.early_stop.bad_epochs = Get(archive, "early_bad_epochs", path).toInt();
+  // Checkpoints written before best.pt existed: no best epoch yet, the next improvement is one.
+  c10::IValue best_metric, best_epoch;
+  if (archive.try_read("best_metric", best_metric) && archive.try_read("best_epoch", best_epoch)) {
+    s.best = {best_metric.toDouble(), best_epoch.toInt()};
+  } else {
+    s.best = {s.early_stop.best, 0};
+  }
   // Checkpoints written before the metrics writer kept its own count had one record an epoch.
   c10::IValue records;
   s.metrics.records = archive.try_read("metrics_records", records) ? records.toInt() : s.epoch;
@@ -320,6 +329,10 @@ TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c
 std::string CheckpointConfigYaml(const std::string& path) {
   torch::serialize::InputArchive archive = OpenArchive(path, c10::Device(c10::kCPU));
   return Get(archive, "config_yaml", path).toStringRef();
+}
+
+std::string BestCheckpointPath(const std::string& run_dir) {
+  return (fs::path(run_dir) / "checkpoints" / "best.pt").string();
 }
 
 std::vector<std::string> CheckpointsIn(const std::string& run_dir) {

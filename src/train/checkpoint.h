@@ -35,6 +35,7 @@ struct TrainingState {
   // The components' own snapshots.
   LrSchedule::State lr;
   EarlyStopping::State early_stop;
+  BestEpoch::State best;
   MetricsWriter::State metrics;
   // What it belongs to.
   std::string model_fingerprint;
@@ -67,6 +68,10 @@ std::string CheckpointConfigYaml(const std::string& path);
 // The checkpoints in run_dir/checkpoints, oldest first (a .pt.tmp, an interrupted write, is
 // never one).
 std::vector<std::string> CheckpointsIn(const std::string& run_dir);
+
+// checkpoints/best.pt: the full checkpoint of the best epoch so far (never pruned, never picked
+// by --resume auto; --resume with its path resumes from it).
+std::string BestCheckpointPath(const std::string& run_dir);
 
 // Deletes all but the newest `keep` checkpoints.
 void PruneCheckpoints(const std::string& run_dir, int64_t keep);

@@ -19,7 +19,7 @@ std::string Number(double value) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> RecordFields(const EpochRecord& r) {
-  return {
+  std::vector<std::pair<std::string, std::string>> fields = {
       {"epoch", std::to_string(r.epoch)},
       {"global_step", std::to_string(r.global_step)},
       {"train_loss", Number(r.train_loss)},
@@ -40,7 +40,12 @@ std::vector<std::pair<std::string, std::string>> RecordFields(const EpochRecord&
       {"comm_seconds", Number(r.comm_seconds)},
       {"skipped_steps", std::to_string(r.skipped_steps)},
       {"max_rss_mb", Number(r.max_rss_mb)},
+      {"best_epoch", std::to_string(r.best_epoch)},
   };
+  if (r.gpu_mem_allocated_mb) fields.emplace_back("gpu_mem_allocated_mb", Number(*r.gpu_mem_allocated_mb));
+  if (r.gpu_mem_reserved_mb) fields.emplace_back("gpu_mem_reserved_mb", Number(*r.gpu_mem_reserved_mb));
+  if (r.gpu_util_percent) fields.emplace_back("gpu_util_percent", Number(*r.gpu_util_percent));
+  return fields;
 }
 
 std::string ToJson(const EpochRecord& r) {
@@ -49,9 +54,9 @@ std::string ToJson(const EpochRecord& r) {
   return out + "}";
 }
 
-std::string CsvHeader() {
+std::string CsvHeader(const EpochRecord& record) {
   std::string out;
-  for (const auto& field : RecordFields(EpochRecord{})) out += (out.empty() ? "" : ",") + field.first;
+  for (const auto& field : RecordFields(record)) out += (out.empty() ? "" : ",") + field.first;
   return out;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,9 +28,14 @@ struct EpochRecord {
   double comm_seconds = 0;     // waiting for the gradient all-reduce after backward
   int64_t skipped_steps = 0;   // steps skipped for a non-finite loss (train.on_nonfinite=skip)
   double max_rss_mb = 0;       // largest resident memory of any rank at the epoch's end
+  int64_t best_epoch = 0;      // the epoch best.pt holds (lowest val loss by the plateau's test)
+  // On CUDA only (absent from the record elsewhere): the largest peak of any rank's GPU memory
+  // in LibTorch's caching allocator over the epoch, and the GPUs' mean utilisation (NVML).
+  std::optional<double> gpu_mem_allocated_mb, gpu_mem_reserved_mb, gpu_util_percent;
 };
 
-// (name, JSON value) in a fixed order: the one definition of the record's fields.
+// (name, JSON value) in a fixed order: the one definition of the record's fields (the optional
+// GPU fields last, where present).
 std::vector<std::pair<std::string, std::string>> RecordFields(const EpochRecord& record);
 
 // {"epoch":1,...} without a trailing newline; NaN and infinities become null.
@@ -41,8 +47,9 @@ std::string ConsoleLine(const EpochRecord& record, int64_t epochs);
 // Appends one line and flushes it (rank 0).
 void AppendLine(const std::string& path, const std::string& line);
 
-// metrics.csv for spreadsheets: the header line, and one record as a line (null -> empty).
-std::string CsvHeader();
+// metrics.csv for spreadsheets: the header line (the fields `record` has), and one record as a
+// line (null -> empty).
+std::string CsvHeader(const EpochRecord& record);
 std::string ToCsv(const EpochRecord& record);
 
 }  // namespace ct

@@ -26,13 +26,15 @@ void MetricsWriter::StartFresh() {
   if (!enabled_) return;
   std::error_code ec;
   std::filesystem::remove(jsonl_path_, ec);
-  WriteFileAtomically(csv_path_, CsvHeader() + "\n");
+  std::filesystem::remove(csv_path_, ec);
 }
 
 void MetricsWriter::Append(const EpochRecord& record) {
   ++records_;
   if (!enabled_) return;
   AppendLine(jsonl_path_, ToJson(record));
+  // The header names the first record's fields (the GPU fields only on CUDA).
+  if (records_ == 1) WriteFileAtomically(csv_path_, CsvHeader(record) + "\n");
   AppendLine(csv_path_, ToCsv(record));
 }
 

@@ -14,7 +14,7 @@ class MetricsWriter {
   // `enabled`: this rank writes (rank 0); on the others every call does nothing.
   MetricsWriter(const std::string& run_dir, bool enabled);
 
-  // A new run: no records, the CSV header.
+  // A new run: no records (the CSV header comes with the first).
   void StartFresh();
   void Append(const EpochRecord& record);
 

@@ -56,4 +56,13 @@ bool EarlyStopping::ShouldStop(double metric) {
   return patience_ > 0 && bad_epochs_ >= patience_;
 }
 
+BestEpoch::BestEpoch(const PlateauConfig& config) : config_(config), best_(WorstValue(config)) {}
+
+bool BestEpoch::Observe(int64_t epoch, double metric) {
+  if (!IsImprovement(config_, metric, best_)) return false;
+  best_ = metric;
+  epoch_ = epoch;
+  return true;
+}
+
 }  // namespace ct

@@ -78,4 +78,30 @@ class EarlyStopping {
   int64_t bad_epochs_ = 0;
 };
 
+// The best epoch so far (the one best.pt holds): an epoch is the new best when its metric beats
+// the best one under the plateau scheduler's test, so "improved" means the same to both.
+class BestEpoch {
+ public:
+  explicit BestEpoch(const PlateauConfig& config);
+  // Feeds epoch `epoch`'s metric; true when it is the new best.
+  bool Observe(int64_t epoch, double metric);
+  int64_t Epoch() const { return epoch_; }  // 0 before any epoch improved
+
+  // Checkpointed.
+  struct State {
+    double best = 0;
+    int64_t epoch = 0;
+  };
+  State Snapshot() const { return {best_, epoch_}; }
+  void Restore(const State& state) {
+    best_ = state.best;
+    epoch_ = state.epoch;
+  }
+
+ private:
+  PlateauConfig config_;
+  double best_;
+  int64_t epoch_ = 0;
+};
+
 }  // namespace ct

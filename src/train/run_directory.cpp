@@ -144,10 +144,12 @@ std::string RunContents(const std::string& dir) {
   }
   int64_t checkpoints = 0;
   for (const auto& entry : fs::directory_iterator(root / "checkpoints", ec)) {
-    checkpoints += entry.path().extension() == ".pt";
+    const std::string name = entry.path().filename().string();
+    checkpoints += name.rfind("epoch-", 0) == 0 && entry.path().extension() == ".pt";  // not best.pt
   }
   if (checkpoints > 0)
     parts.push_back(std::to_string(checkpoints) + (checkpoints == 1 ? " checkpoint" : " checkpoints"));
+  if (fs::exists(root / "best.pt", ec)) parts.push_back("best.pt");
   if (fs::exists(root / "model.pt", ec)) parts.push_back("model.pt");
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "") + parts[i];

@@ -101,7 +101,11 @@ Trainer::Trainer(const Config& config, const MpiWorld& world, const TrainOptions
     }
     metrics_.StartFresh();
   }
+  if (lead_ && config_.output.tensorboard)
+    tensorboard_ = std::make_unique<TensorBoardLog>(config_.output.dir, global_step_);
   hold_step_ = TestHoldStep();
+  if (HostSyncCounter::Requested()) sync_counter_ = std::make_unique<HostSyncCounter>();
+  if (device_.is_cuda()) gpu_monitor_ = std::make_unique<GpuEpochMonitor>(device_.index());
   first_global_step_ = global_step_;
 }
 
@@ -218,6 +222,7 @@ void Trainer::BuildOptimizerAndSchedules() {
   lr_.emplace(policy, train.plateau);
   optimizer_ = std::make_unique<torch::optim::Adam>(model_->Parameters(), torch::optim::AdamOptions(lr_->Lr()));
   early_stop_.emplace(train.plateau, train.early_stop_patience);
+  best_.emplace(train.plateau);
 }
 
 // Model, optimizer, schedules and metrics as the checkpoint left them; inside an epoch, that
@@ -253,6 +258,7 @@ void Trainer::Resume(const std::string& checkpoint) {
     spdlog::warn("{}: the lr schedule's lrs x {:.4g}", why, scale);
   }
   early_stop_->Restore(s.early_stop);
+  best_->Restore(s.best);
   metrics_.Restore(s.metrics);
   if (lead_) {
     spdlog::info("resumed from {}: epoch {} done{}, step {}; lr in use {:.3e}", checkpoint, s.epoch,
@@ -266,16 +272,18 @@ void Trainer::Fit() {
     // Each step: the stop flag (all-reduce), the gradient buckets (all-reduces), and the
     // non-finite check where train.nan_check_every asks for it (all-reduce).
     const EpochTotals totals = TrainEpoch(epoch);
-    // The train means (all-reduce), buffers (broadcast), validation sums (all-reduce) and the
-    // peak memory (all-reduce); rank 0 records the epoch.
+    // The train means (all-reduce), buffers (broadcast), validation sums (all-reduce), the
+    // peak memory (all-reduce) and, for TensorBoard, the per-step losses (all-reduce); rank 0
+    // records the epoch.
     const EpochRecord record = EndEpoch(epoch, totals);
     // Every rank steps the schedules with the same all-reduced number: the same decisions.
-    if (UpdateSchedules(record)) {
-      SaveCheckpoint(record.epoch);  // early stop
-      break;
-    }
+    const bool stop_early = UpdateSchedules(record);
     const int64_t every = config_.output.checkpoint_every;
-    if ((every > 0 && record.epoch % every == 0) || record.epoch == config_.train.epochs) SaveCheckpoint(record.epoch);
+    if (stop_early || (every > 0 && record.epoch % every == 0) || record.epoch == config_.train.epochs) {
+      SaveCheckpoint(record.epoch);
+    }
+    if (record.best_epoch == record.epoch) SaveBest(record.epoch);
+    if (stop_early) break;
     spdlog::debug("epoch {} done: train {} val {}", record.epoch, record.train_loss, record.val_loss);
   }
   Finish();
@@ -284,6 +292,8 @@ void Trainer::Fit() {
 Trainer::EpochTotals Trainer::TrainEpoch(int64_t epoch) {
   EpochTotals totals;
   totals.start = Clock::now();
+  if (sync_counter_) sync_counter_->Take();  // this epoch's count starts here
+  if (gpu_monitor_) gpu_monitor_->StartEpoch();
   const int64_t samples_per_step = config_.train.batch_size * config_.train.accumulation_steps * world_.Size();
   Progress progress(lead_, config_.output.progress, config_.output.log_every, epoch + 1, config_.train.epochs, steps_,
                     samples_per_step);
@@ -416,8 +426,17 @@ EpochRecord Trainer::EndEpoch(int64_t epoch, const EpochTotals& totals) {
   record.comm_seconds = totals.comm_seconds;
   record.skipped_steps = totals.skipped_steps;
   record.max_rss_mb = world_.MaxOverRanks(ResidentMegabytes());
+  if (gpu_monitor_) RecordGpuStats(record);  // every rank's device is CUDA, or none is
+  best_->Observe(record.epoch, record.val_loss);
+  record.best_epoch = best_->Epoch();
   if (lead_) spdlog::info("{}", ConsoleLine(record, config_.train.epochs));
   metrics_.Append(record);
+  if (config_.output.tensorboard) {
+    // The per-step losses averaged over ranks (one all-reduce), copied to the host once.
+    at::Tensor step_losses = totals.step_losses.clone();
+    comm_->AllReduceAverage(step_losses);
+    if (tensorboard_) tensorboard_->WriteEpoch(record, step_losses.cpu(), config_.output.log_every);
+  }
 
   if (!std::isfinite(v.loss)) {  // after the epoch's record
     throw Error("the validation loss became " + fmt::format("{}", v.loss) + " in epoch " + std::to_string(epoch + 1) +
@@ -426,7 +445,19 @@ EpochRecord Trainer::EndEpoch(int64_t epoch, const EpochTotals& totals) {
                     "); lower train.lr and resume from the last good checkpoint with --resume auto",
                 kExitNonFinite, /*agreed=*/true);
   }
+  if (sync_counter_ && lead_) spdlog::info("host syncs in epoch {}: {}", record.epoch, sync_counter_->Take());
   return record;
+}
+
+// Collective: the largest peak memory of any rank's GPU, and the mean utilisation of the GPUs
+// whose NVML could be read.
+void Trainer::RecordGpuStats(EpochRecord& record) {
+  const GpuEpochStats mine = gpu_monitor_->EndEpoch();
+  record.gpu_mem_allocated_mb = world_.MaxOverRanks(mine.peak_allocated_mb);
+  record.gpu_mem_reserved_mb = world_.MaxOverRanks(mine.peak_reserved_mb);
+  const double measured = world_.SumOverRanks(mine.util_percent ? 1.0 : 0.0);
+  const double sum = world_.SumOverRanks(mine.util_percent.value_or(0.0));
+  if (measured > 0) record.gpu_util_percent = sum / measured;
 }
 
 // [3] on the host: (loss, mse, kl) averaged over steps and ranks, the epoch's one copy to the
@@ -466,6 +497,21 @@ bool Trainer::UpdateSchedules(const EpochRecord& record) {
 void Trainer::SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch, const at::Tensor& partial_losses) {
   if (!lead_) return;
   Heartbeat("checkpoint");
+  ct::SaveCheckpoint(CheckpointPath(config_.output.dir, epochs_done, step_in_epoch), *model_, *optimizer_,
+                     StateNow(epochs_done, step_in_epoch, partial_losses));
+  PruneCheckpoints(config_.output.dir, config_.output.keep);
+}
+
+// The epoch just ended is the best so far: rank 0 replaces best.pt (the state dict, like
+// model.pt) and checkpoints/best.pt (a full checkpoint, for resuming or predict), atomically.
+void Trainer::SaveBest(int64_t epochs_done) {
+  if (!lead_) return;
+  Heartbeat("best model");
+  SaveStateDict(model_->State(), config_.output.dir + "/best.pt");
+  ct::SaveCheckpoint(BestCheckpointPath(config_.output.dir), *model_, *optimizer_, StateNow(epochs_done));
+}
+
+TrainingState Trainer::StateNow(int64_t epochs_done, int64_t step_in_epoch, const at::Tensor& partial_losses) const {
   TrainingState s;
   s.epoch = epochs_done;
   s.step_in_epoch = step_in_epoch;
@@ -474,11 +520,11 @@ void Trainer::SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch, const a
   s.world_size = world_.Size();
   s.lr = lr_->Snapshot();
   s.early_stop = early_stop_->Snapshot();
+  s.best = best_->Snapshot();
   s.metrics = metrics_.Snapshot();
   s.model_fingerprint = model_->Fingerprint();
   s.config_yaml = ConfigToYaml(config_);
-  ct::SaveCheckpoint(CheckpointPath(config_.output.dir, epochs_done, step_in_epoch), *model_, *optimizer_, s);
-  PruneCheckpoints(config_.output.dir, config_.output.keep);
+  return s;
 }
 
 // model.pt (and the model's own artifacts) from rank 0; every rank waits for them.
@@ -489,6 +535,10 @@ void Trainer::Finish() {
     model_->SaveArtifacts(config_.output.dir);
     spdlog::info("done in {:.1f} s: {}/model.pt, {}/metrics.jsonl", SecondsSince(run_start_), config_.output.dir,
                  config_.output.dir);
+    if (best_->Epoch() > 0) {
+      spdlog::info("best epoch {} (val loss {:.6g}): {}/best.pt", best_->Epoch(), best_->Snapshot().best,
+                   config_.output.dir);
+    }
   }
   world_.Barrier();
 }

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "cluster/gpu_epoch_stats.h"
 #include "cluster/mpi_world.h"
 #include "comm/communicator.h"
 #include "comm/gradient_sync.h"
@@ -20,11 +21,13 @@
 #include "model/model.h"
 #include "train/checkpoint.h"
 #include "train/hang_watchdog.h"
+#include "train/host_sync_counter.h"
 #include "train/lr_schedule.h"
 #include "train/metrics.h"
 #include "train/metrics_writer.h"
 #include "train/plateau.h"
 #include "train/run_directory.h"
+#include "train/tensorboard_log.h"
 #include "util/config.h"
 
 namespace ct {
@@ -69,8 +72,11 @@ class Trainer {
   [[noreturn]] void CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const at::Tensor& step_losses);
   EpochRecord EndEpoch(int64_t epoch, const EpochTotals& totals);
   at::Tensor ReduceTrainLosses(int64_t epoch, const EpochTotals& totals);
+  void RecordGpuStats(EpochRecord& record);
   bool UpdateSchedules(const EpochRecord& record);
   void SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch = 0, const at::Tensor& partial_losses = {});
+  void SaveBest(int64_t epochs_done);
+  TrainingState StateNow(int64_t epochs_done, int64_t step_in_epoch = 0, const at::Tensor& partial_losses = {}) const;
   void Finish();
 
   const Config& config_;
@@ -89,7 +95,9 @@ class Trainer {
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::optional<LrSchedule> lr_;
   std::optional<EarlyStopping> early_stop_;
+  std::optional<BestEpoch> best_;
   MetricsWriter metrics_;
+  std::unique_ptr<TensorBoardLog> tensorboard_;  // rank 0, output.tensorboard
   // Where training stands: the next epoch and step to run, and that epoch's per-step losses
   // so far when a checkpoint stopped inside it.
   int64_t start_epoch_ = 0;
@@ -97,7 +105,9 @@ class Trainer {
   at::Tensor resumed_losses_;
   int64_t global_step_ = 0;
   int64_t first_global_step_ = 0;
-  int64_t hold_step_ = -1;  // CT_TEST_HOLD_AT_STEP
+  int64_t hold_step_ = -1;                         // CT_TEST_HOLD_AT_STEP
+  std::unique_ptr<HostSyncCounter> sync_counter_;  // CT_TEST_COUNT_SYNCS
+  std::unique_ptr<GpuEpochMonitor> gpu_monitor_;   // on CUDA
 };
 
 // Trainer(config, world, options).Fit().

@@ -75,6 +75,7 @@ struct OutputConfig {
   ProgressStyle progress = ProgressStyle::kAuto;
   int64_t checkpoint_every = 1;  // epochs between checkpoints (0: only at the end)
   int64_t keep = 3;              // checkpoints kept
+  bool tensorboard = true;       // event files in dir/tensorboard
 };
 
 struct RuntimeConfig {

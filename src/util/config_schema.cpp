@@ -372,8 +372,13 @@ std::vector<ConfigKey> BuildKeys() {
           "output.checkpoint_every", "epochs between checkpoints; 0 = only at the end",
           [](Config & c) -> auto& { return c.output.checkpoint_every; }, 0),
       Integer(
-          "output.keep", "newest checkpoints kept in output.dir/checkpoints",
+          "output.keep", "newest checkpoints kept in output.dir/checkpoints (best.pt is kept besides)",
           [](Config & c) -> auto& { return c.output.keep; }, 1),
+      Boolean(
+          "output.tensorboard",
+          "TensorBoard event files in output.dir/tensorboard: every epoch record and the training loss every "
+          "output.log_every steps (tensorboard --logdir)",
+          [](Config & c) -> auto& { return c.output.tensorboard; }),
 
       Choice(
           "runtime.bind",

@@ -85,7 +85,8 @@ expect_failure 3 "cannot read checkpoint .*truncated.pt': PytorchStreamReader" -
 [[ -s "$WORK/ok/checkpoints/epoch-000001.pt" && $(wc -l < "$WORK/ok/metrics.jsonl") -eq 1 ]] \
   || fail "a refused resume changed the earlier checkpoint or metrics"
 # Disk full while checkpointing: a 1.6 MB tmpfs holds the first checkpoint (~1 MB) but not the
-# second. The run stops with a clear error; the first checkpoint is intact, no temporary is left.
+# best model's copies after it. The run stops with a clear error; the first checkpoint is intact,
+# no temporary is left.
 if [[ $(id -u) -eq 0 ]] && mkdir -p "$WORK/small" && mount -t tmpfs -o size=1600k tmpfs "$WORK/small" 2>/dev/null; then
   trap 'umount "$WORK/small" 2>/dev/null; rm -rf "$WORK"' EXIT
   expect_failure 1 "disk full or quota exceeded" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \

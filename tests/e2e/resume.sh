@@ -28,9 +28,10 @@ assert len(open(f"{w}/resumed/metrics.csv").read().splitlines()) == 5
 print("ok: resumed run equals the uninterrupted run bit for bit; lrs", [r["lr"] for r in a])
 PYEOF
 
-# The newest output.keep checkpoints are kept.
-ls "$WORK/straight/checkpoints" | tee "$WORK/ckpts.txt"
+# The newest output.keep checkpoints are kept, and best.pt besides.
+ls "$WORK/straight/checkpoints" | tee "$WORK/all.txt" | grep "^epoch-" >"$WORK/ckpts.txt"
 [[ $(wc -l < "$WORK/ckpts.txt") -eq 3 ]] || fail "expected 3 checkpoints (output.keep)"
+grep -qx "best.pt" "$WORK/all.txt" || fail "checkpoints/best.pt is missing"
 [[ $(head -1 "$WORK/ckpts.txt") == epoch-000002.pt ]] || fail "the oldest checkpoint was not pruned"
 
 # Another world size: resumes, re-derives the lr, and says so.

@@ -11,7 +11,7 @@ sums() { (cd "$1" && md5sum config.yaml metrics.jsonl model.pt checkpoints/*); }
 # 1. A directory that holds a run is refused without --resume; its files stay as they were.
 train2 --set output.dir="$WORK/a" --set train.epochs=2 >/dev/null
 sums "$WORK/a" >"$WORK/a.md5"
-expect_failure 2 "holds another run (metrics.jsonl with 2 epochs, 2 checkpoints, model.pt); continue it with --resume auto" \
+expect_failure 2 "holds another run (metrics.jsonl with 2 epochs, 2 checkpoints, best.pt, model.pt); continue it with --resume auto" \
   -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/a" --set train.epochs=1 --set train.lr=0.01
 (cd "$WORK/a" && md5sum -c --quiet "$WORK/a.md5") || fail "a refused run changed the earlier run's files"
 # --overwrite moves it aside whole (never deletes it) and starts anew.
@@ -19,10 +19,10 @@ train2 --set output.dir="$WORK/a" --set train.epochs=1 --overwrite >"$WORK/overw
   || { cat "$WORK/overwrite.txt"; fail "--overwrite failed"; }
 aside=$(ls -d "$WORK"/a.replaced-* 2>/dev/null | head -1)
 [[ -n "$aside" ]] || fail "--overwrite did not move the earlier run aside"
-grep -q "moved the earlier run in .*/a (metrics.jsonl with 2 epochs, 2 checkpoints, model.pt) aside to $aside" \
+grep -q "moved the earlier run in .*/a (metrics.jsonl with 2 epochs, 2 checkpoints, best.pt, model.pt) aside to $aside" \
   "$WORK/overwrite.txt" || { cat "$WORK/overwrite.txt"; fail "--overwrite did not say where the run went"; }
 (cd "$aside" && md5sum -c --quiet "$WORK/a.md5") || fail "the run moved aside is not the earlier run intact"
-[[ $(wc -l <"$WORK/a/metrics.jsonl") -eq 1 && $(ls "$WORK/a/checkpoints") == epoch-000001.pt ]] \
+[[ $(wc -l <"$WORK/a/metrics.jsonl") -eq 1 && $(ls "$WORK/a/checkpoints" | tr "\n" " ") == "best.pt epoch-000001.pt " ]] \
   || fail "the new run's directory holds more than the new run"
 expect_failure 2 "excludes" -- "$BIN" train "${T[@]}" --set output.dir="$WORK/a" --overwrite --resume auto
 # A run that failed before its first epoch left nothing worth keeping: the directory is reused.

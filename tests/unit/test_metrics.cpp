@@ -30,11 +30,26 @@ TEST(Metrics, CsvRowsLineUpWithTheHeader) {
   EpochRecord r;
   r.epoch = 2;
   r.val_loss = std::nan("");
-  const std::string header = CsvHeader(), row = ToCsv(r);
+  const std::string header = CsvHeader(r), row = ToCsv(r);
   EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(row.begin(), row.end(), ','));
   EXPECT_EQ(header.rfind("epoch,global_step,train_loss", 0), 0u) << header;
   EXPECT_EQ(row.rfind("2,0,", 0), 0u) << row;
   EXPECT_NE(row.find(",,"), std::string::npos) << "NaN should be an empty cell: " << row;
+}
+
+TEST(Metrics, GpuFieldsOnlyWhereMeasured) {
+  EpochRecord cpu;
+  EXPECT_EQ(ToJson(cpu).find("gpu_"), std::string::npos);
+  EXPECT_EQ(CsvHeader(cpu).find("gpu_"), std::string::npos);
+  EpochRecord gpu;
+  gpu.gpu_mem_allocated_mb = 812.5;
+  gpu.gpu_mem_reserved_mb = 1024;
+  const std::string json = ToJson(gpu);
+  EXPECT_NE(json.find("\"gpu_mem_allocated_mb\":812.5"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"gpu_mem_reserved_mb\":1024"), std::string::npos) << json;
+  EXPECT_EQ(json.find("gpu_util_percent"), std::string::npos) << "no NVML: no utilisation field: " << json;
+  const std::string header = CsvHeader(gpu), row = ToCsv(gpu);
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(row.begin(), row.end(), ','));
 }
 
 TEST(LauncherEnv, SingletonsStartedByALauncherAreAnError) {
