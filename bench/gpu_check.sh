@@ -68,6 +68,12 @@ run() {
   build-gpu/clustertrain bench step "${common[@]}" --set train.batch_size=1024 2>/dev/null | tail -1
   echo "gpu_check: full step (training samples/s per epoch):"
   grep -o '"samples_per_s":[0-9.]*' /tmp/ct-gpu/run/metrics.jsonl
+  # Issue 20 on a GPU: the records carry the caching allocator's peaks (and NVML's utilisation
+  # where the driver's library loads), and TensorBoard's files are there.
+  echo "gpu_check: GPU memory and utilisation per epoch:"
+  grep -o '"gpu_[a-z_]*":[0-9.]*' /tmp/ct-gpu/run/metrics.jsonl | paste -sd' '
+  grep -q '"gpu_mem_allocated_mb":[1-9]' /tmp/ct-gpu/run/metrics.jsonl || { echo "gpu_check: FAIL: no GPU memory peak in the records"; exit 1; }
+  ls /tmp/ct-gpu/run/tensorboard/events.out.tfevents.* >/dev/null || { echo "gpu_check: FAIL: no TensorBoard event file"; exit 1; }
 }
 
 case "${1:-}" in

@@ -39,6 +39,7 @@ def main():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         sys.exit("plot_runs: needs matplotlib (apt-get install python3-matplotlib, or pip install matplotlib)")
     runs = [(os.path.basename(os.path.normpath(r)) or r, load(r)) for r in args.runs]
@@ -76,6 +77,7 @@ def main():
     split.set_title("where an epoch's time goes")
     for ax in axes[1]:
         ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     for ax in axes.flat:
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:

@@ -16,3 +16,14 @@ echo "+ ${CMD[*]}"
 start=$(date +%s)
 "${CMD[@]}"
 echo "quickstart: training took $(( $(date +%s) - start )) s; results in runs/gw_vae/"
+# The loss curves as a picture, where Python has matplotlib (Debian: python3-matplotlib).
+plotter=""
+for py in python3 /usr/bin/python3; do
+  "$py" -c "import matplotlib" 2>/dev/null && { plotter=$py; break; }
+done
+if [[ -n "$plotter" ]]; then
+  echo "quickstart: loss curves in $("$plotter" launch/plot_runs.py runs/gw_vae)"
+else
+  echo "quickstart: for the loss curves as a picture: apt-get install python3-matplotlib; launch/plot_runs.py runs/gw_vae"
+fi
+echo "quickstart: TensorBoard: pip install tensorboard; tensorboard --logdir runs/"
