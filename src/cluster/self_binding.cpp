@@ -1,5 +1,6 @@
 #include "cluster/self_binding.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
 #include <cerrno>
@@ -108,6 +109,13 @@ RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, in
       binding.warnings.push_back("hwloc could not bind to cpus " + binding.cpus + " (" + std::strerror(errno) +
                                  "); running unbound with " + std::to_string(binding.threads) + " threads");
     }
+  }
+  // Subnormal floats (|x| < 1.2e-38) take a slow path through the CPU's microcode: once a VAE's
+  // weights and Adam moments hold such tiny values, the demo's step runs 1.6x slower (epoch 10
+  // on). Flushing them to zero costs nothing and changes losses in the last digits only. The
+  // setting is per thread (MXCSR): set here, before any pool starts, every thread inherits it.
+  if (runtime.flush_denormal && !at::globalContext().setFlushDenormal(true)) {
+    binding.warnings.push_back("runtime.flush_denormal: this CPU cannot flush subnormal floats to zero");
   }
   // Before the first parallel region, so the pools start with these sizes on these cores.
   at::set_num_threads(binding.threads);
