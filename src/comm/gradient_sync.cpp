@@ -172,4 +172,16 @@ void GradientSync::AverageGradients() {
   armed_ = false;
 }
 
+at::Tensor GradientSync::ClipGradNorm(double max_norm) {
+  c10::NoGradGuard no_grad;
+  std::vector<at::Tensor> norms;
+  norms.reserve(buckets_.size());
+  for (const Bucket& bucket : buckets_) norms.push_back(at::norm(bucket.flat));
+  const at::Tensor total = at::norm(at::stack(norms));
+  // Python's `max_norm / t` is reciprocal(t) * max_norm: the same rounding as PyTorch's.
+  const at::Tensor coefficient = at::clamp_max(at::reciprocal(total + 1e-6) * max_norm, 1.0);
+  for (Bucket& bucket : buckets_) bucket.flat.mul_(coefficient);
+  return total;
+}
+
 }  // namespace ct

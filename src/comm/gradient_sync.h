@@ -52,6 +52,12 @@ class GradientSync {
   // without a gradient counts as zero). Launches the buckets the hooks have not, then waits.
   void AverageGradients();
 
+  // After AverageGradients: scales the gradients so that their global L2 norm is at most
+  // `max_norm`, as torch.nn.utils.clip_grad_norm_ does (coefficient max_norm / (norm + 1e-6),
+  // clamped at 1), over the flat buckets: a few passes, no host sync. Returns the norm before
+  // clipping, a 0-d tensor on the gradients' device (the same on every rank).
+  at::Tensor ClipGradNorm(double max_norm);
+
   int64_t NumElements() const { return num_elements_; }
   int NumBuckets() const { return static_cast<int>(buckets_.size()); }
 

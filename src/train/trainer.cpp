@@ -341,6 +341,7 @@ void Trainer::Step(int64_t epoch, int64_t step, EpochTotals& totals) {
   const auto t2 = Clock::now();
   sync_->AverageGradients();
   const auto t3 = Clock::now();
+  if (config_.train.clip_grad_norm > 0) sync_->ClipGradNorm(config_.train.clip_grad_norm);
   const int64_t check_every = config_.train.nan_check_every;
   const bool checked = check_every > 0 && (global_step_ + 1) % check_every == 0;
   // Opted in (train.nan_check_every, a host sync): every rank sees the same all-reduced verdict.

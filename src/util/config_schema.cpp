@@ -315,6 +315,11 @@ std::vector<ConfigKey> BuildKeys() {
           "train.accumulation_steps",
           "micro-batches whose gradients are summed before one all-reduce and optimizer step",
           [](Config & c) -> auto& { return c.train.accumulation_steps; }, 1),
+      Real(
+          "train.clip_grad_norm",
+          "clip the averaged gradients to this global L2 norm before each optimizer step, as "
+          "torch.nn.utils.clip_grad_norm_ does; 0 = off",
+          [](Config & c) -> auto& { return c.train.clip_grad_norm; }, 0.0, false),
       Integer(
           "train.early_stop_patience",
           "stop after this many epochs without a val-loss improvement (plateau threshold); 0 = off",

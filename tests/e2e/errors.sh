@@ -7,6 +7,7 @@ T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="
 
 expect_failure 2 "unknown config key 'train.lrr'" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.lrr=1
 expect_failure 2 "must be a number > 0" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.lr=-1
+expect_failure 2 "train.clip_grad_norm.*must be a number >= 0" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.clip_grad_norm=-1
 expect_failure 2 "does not exist" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.val="$WORK/missing.h5"
 expect_failure 2 "lower train.batch_size" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.batch_size=4096
 expect_failure 3 "no dataset 'strain'" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.input_key=strain

@@ -90,6 +90,50 @@ TEST(BucketedSync, NRanksEqualOneRankOverTheSameGlobalBatches) {
   }
 }
 
+// ClipGradNorm over the flat buckets against LibTorch's torch::nn::utils::clip_grad_norm_ (the
+// C++ twin of torch.nn.utils.clip_grad_norm_, per-parameter norms) on a 1-rank model given the
+// whole global batch: the same norm and the same clipped gradients, in one bucket or many;
+// a bound above the norm leaves the gradients as they are.
+TEST(BucketedSync, ClipGradNormMatchesPyTorchsClipGradNorm) {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const int64_t w = comm.Size(), r = comm.Rank();
+  for (double bucket_mb : {25.0, 4.0 / 1024}) {
+    for (double fraction : {0.1, 10.0}) {  // max_norm as a fraction of the gradients' norm
+      torch::manual_seed(7);
+      VaeMlp parallel(kLength, kHidden, kLatent);
+      torch::manual_seed(7);
+      VaeMlp alone(kLength, kHidden, kLatent);
+      GradientSync sync(parallel->parameters(), comm, {bucket_mb, true});
+      torch::manual_seed(1000);
+      at::Tensor x = torch::randn({w * kMicroBatch, kLength}), y = torch::randn({w * kMicroBatch, kLength});
+      at::Tensor eps = torch::randn({w * kMicroBatch, kLatent});
+      StepLoss(alone, x, y, eps).backward();
+      auto mine = [&](const at::Tensor& t) { return t.narrow(0, r * kMicroBatch, kMicroBatch); };
+      sync.PrepareBackward(true);
+      StepLoss(parallel, mine(x), mine(y), mine(eps)).backward();
+      sync.AverageGradients();
+
+      std::vector<at::Tensor> grads;
+      for (const auto& p : alone->parameters()) grads.push_back(p.grad().flatten());
+      const double max_norm = fraction * at::cat(grads).norm().item<double>();
+      const double theirs = torch::nn::utils::clip_grad_norm_(alone->parameters(), max_norm);
+      const double ours = sync.ClipGradNorm(max_norm).item<double>();
+      const std::string what = "bucket_mb=" + std::to_string(bucket_mb) + " fraction=" + std::to_string(fraction);
+      EXPECT_TRUE(test::AllRanksAgree(std::abs(ours - theirs) <= 1e-5 * theirs))
+          << what << ": " << ours << " vs " << theirs;
+      double worst = 0, clipped_norm = 0;
+      auto a = parallel->parameters(), b = alone->parameters();
+      for (size_t i = 0; i < a.size(); ++i) {
+        worst = std::max(worst, ((a[i].grad() - b[i].grad()).norm() / b[i].grad().norm()).item<double>());
+        clipped_norm += a[i].grad().pow(2).sum().item<double>();
+      }
+      EXPECT_TRUE(test::AllRanksAgree(worst < 1e-5)) << what << ": gradients differ by " << worst;
+      const double expected_norm = std::min(max_norm, ours);
+      EXPECT_NEAR(std::sqrt(clipped_norm), expected_norm, 1e-5 * expected_norm) << what;
+    }
+  }
+}
+
 // Counts the all-reduces a GradientSync starts, and whether backward was still running.
 class RecordingCommunicator : public MpiCommunicator {
  public:
