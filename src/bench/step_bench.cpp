@@ -1,7 +1,6 @@
 #include "bench/step_bench.h"
 
 #include <torch/cuda.h>
-#include <torch/optim/adam.h>
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +10,7 @@
 #include "data/shard_loader.h"
 #include "model/forward.h"
 #include "model/make_model.h"
+#include "train/flat_adam.h"
 #include "util/error.h"
 #include "util/logging.h"
 
@@ -31,14 +31,16 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   const std::unique_ptr<Model> model = MakeModel(config.model, rows.RowDims(), rows.TargetDims());
   model->To(device);
-  torch::optim::Adam optimizer(model->Parameters(), torch::optim::AdamOptions(config.train.lr));
+  // Training's optimizer: Adam over flat parameter and gradient buffers.
+  const std::vector<at::Tensor> params = model->Parameters();
+  FlatAdam optimizer(params, FlatAdam::OwnGradients(params), AdamSettings{});
   std::vector<double> seconds;
   for (int i = 0; i < options.warmup + options.steps; ++i) {
     const Batch b = rows.Rows((i % pool) * batch, batch);
     const auto start = std::chrono::steady_clock::now();
-    optimizer.zero_grad();
+    optimizer.ZeroGrad();
     ForwardAndLoss(*model, b, config.model.beta, config.train.precision).total.backward();
-    optimizer.step();
+    optimizer.Step(config.train.lr);
     if (device.is_cuda()) torch::cuda::synchronize(device.index());
     if (i >= options.warmup) {
       seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -172,6 +172,12 @@ void GradientSync::AverageGradients() {
   armed_ = false;
 }
 
+std::vector<GradientBucket> GradientSync::Buckets() const {
+  std::vector<GradientBucket> out;
+  for (const Bucket& bucket : buckets_) out.push_back({bucket.params, bucket.flat});
+  return out;
+}
+
 at::Tensor GradientSync::ClipGradNorm(double max_norm) {
   c10::NoGradGuard no_grad;
   std::vector<at::Tensor> norms;

@@ -34,6 +34,13 @@ struct SyncOptions {
   bool bf16 = false;        // send each bucket as bfloat16 (half the bytes), averaged in bfloat16
 };
 
+// A flat gradient buffer and its parameters (indices into the GradientSync's list), in the order
+// of their places in it: each parameter's .grad aliases its place.
+struct GradientBucket {
+  std::vector<size_t> params;
+  at::Tensor grads;
+};
+
 class GradientSync {
  public:
   GradientSync(std::vector<at::Tensor> parameters, Communicator& comm, SyncOptions options = {});
@@ -57,6 +64,9 @@ class GradientSync {
   // clamped at 1), over the flat buckets: a few passes, no host sync. Returns the norm before
   // clipping, a 0-d tensor on the gradients' device (the same on every rank).
   at::Tensor ClipGradNorm(double max_norm);
+
+  // The buckets, for an optimizer that works on flat buffers of the same layout (FlatAdam).
+  std::vector<GradientBucket> Buckets() const;
 
   int64_t NumElements() const { return num_elements_; }
   int NumBuckets() const { return static_cast<int>(buckets_.size()); }

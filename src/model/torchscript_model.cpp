@@ -3,6 +3,7 @@
 #include <c10/core/GradMode.h>
 
 #include <functional>
+#include <map>
 #include <sstream>
 
 #include "util/atomic_file.h"
@@ -29,6 +30,7 @@ TorchScriptModel::TorchScriptModel(const std::string& path, const std::vector<in
   const std::string where = "model.path='" + path + "'";
   try {
     module_ = torch::jit::load(path, c10::Device(c10::kCPU));
+    mould_ = module_.deepcopy();
   } catch (const c10::Error& e) {
     throw ConfigError(where + " cannot be loaded as a TorchScript module: " + e.what_without_backtrace() +
                       "; save one in Python with torch.jit.script(model).save(path) (see configs/torchscript/)");
@@ -147,9 +149,14 @@ std::vector<NamedTensor> TorchScriptModel::State() {
 }
 
 void TorchScriptModel::SaveArtifacts(const std::string& run_dir) const {
-  // A copy on the CPU, so that Python loads it on any machine.
-  torch::jit::Module copy = module_.clone();
-  copy.to(c10::Device(c10::kCPU));
+  // On the CPU, so that Python loads it on any machine: the mould with the trained values.
+  torch::jit::Module copy = mould_.deepcopy();
+  c10::NoGradGuard no_grad;
+  std::map<std::string, at::Tensor> trained;
+  for (const auto& p : module_.named_parameters(/*recurse=*/true)) trained[p.name] = p.value;
+  for (const auto& b : module_.named_buffers(/*recurse=*/true)) trained[b.name] = b.value;
+  for (const auto& p : copy.named_parameters(/*recurse=*/true)) p.value.copy_(trained.at(p.name));
+  for (const auto& b : copy.named_buffers(/*recurse=*/true)) b.value.copy_(trained.at(b.name));
   const std::string path = run_dir + "/model.ts";
   copy.save(TemporaryPathFor(path));
   CommitTemporaryFile(path);

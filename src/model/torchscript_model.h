@@ -42,6 +42,10 @@ class TorchScriptModel : public Model {
 
   std::string path_;
   torch::jit::Module module_;
+  // An untouched copy with storages of its own, the mould of model.ts: the trained module's
+  // parameters become views of the optimizer's flat buffers (train/flat_adam.h), and TorchScript
+  // (deepcopy, the serializer) takes views of one storage for one tensor.
+  torch::jit::Module mould_;
   std::string fingerprint_;
   int64_t frozen_ = 0;  // parameters with requires_grad=False: not trained
 };

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
-#include <type_traits>
 #include <vector>
 
 #include "util/atomic_file.h"
@@ -50,35 +49,17 @@ c10::IValue Get(torch::serialize::InputArchive& archive, const char* key, const 
   return value;
 }
 
-// Adam's state per parameter, by the parameter's index in the optimizer, under names of our own.
-// LibTorch 1.13 and 2.x save optimizers in formats of their own (a 1.13 archive loaded by 2.x
-// puts the moments onto the wrong parameters); these tensors and ints read the same in both.
-// A parameter's key in the optimizer's state map: its TensorImpl's address, printed as text in
-// LibTorch 1.13 (as c10::guts::to_string prints it), the address itself in 2.x.
-template <class StateMap>
-typename StateMap::key_type StateKey(const StateMap&, const at::Tensor& param) {
-  using Key = typename StateMap::key_type;
-  if constexpr (std::is_same_v<Key, std::string>) {
-    std::ostringstream text;
-    text << param.unsafeGetTensorImpl();
-    return text.str();
-  } else {
-    return static_cast<Key>(param.unsafeGetTensorImpl());
-  }
-}
-
-void WriteAdamState(torch::serialize::OutputArchive& archive, const torch::optim::Optimizer& optimizer) {
+// Adam's state per parameter, by the parameter's index in the optimizer, under names of our own
+// (tensors and ints, which read the same in LibTorch 1.13 and 2.x and in Python): "step",
+// "exp_avg", "exp_avg_sq". Nothing before the first step.
+void WriteAdamState(torch::serialize::OutputArchive& archive, const FlatAdam& optimizer) {
   torch::serialize::OutputArchive adam(archive.compilation_unit());
-  const std::vector<at::Tensor>& params = optimizer.param_groups().at(0).params();
-  for (size_t i = 0; i < params.size(); ++i) {
-    const auto found = optimizer.state().find(StateKey(optimizer.state(), params[i]));
-    if (found == optimizer.state().end()) continue;  // before the first step
-    const auto& state = static_cast<const torch::optim::AdamParamState&>(*found->second);
+  for (size_t i = 0; optimizer.Steps() > 0 && i < optimizer.Params().size(); ++i) {
     torch::serialize::OutputArchive one(archive.compilation_unit());
-    one.write("step", c10::IValue(state.step()));
-    one.write("exp_avg", state.exp_avg());
-    one.write("exp_avg_sq", state.exp_avg_sq());
-    if (state.max_exp_avg_sq().defined()) one.write("max_exp_avg_sq", state.max_exp_avg_sq());
+    one.write("step", c10::IValue(optimizer.Steps()));
+    // Copies: a view would carry its whole flat buffer into the file.
+    one.write("exp_avg", optimizer.ExpAvg(i).clone());
+    one.write("exp_avg_sq", optimizer.ExpAvgSq(i).clone());
     adam.write(std::to_string(i), one);
   }
   archive.write("adam", adam);
@@ -95,40 +76,60 @@ at::Tensor ReadMoment(torch::serialize::InputArchive& one, const char* key, cons
   return moment;
 }
 
-void ReadAdamState(torch::serialize::InputArchive& archive, torch::optim::Optimizer& optimizer,
-                   const std::string& path) {
+#if CT_LIBTORCH_MAJOR == 1
+// A parameter's key in LibTorch 1.13's optimizer state map: its TensorImpl's address, printed as
+// text (as c10::guts::to_string prints it).
+std::string LibTorchStateKey(const at::Tensor& param) {
+  std::ostringstream text;
+  text << param.unsafeGetTensorImpl();
+  return text.str();
+}
+#endif
+
+// Format 1 (clustertrain before format 2, always LibTorch 1.13): LibTorch's own Adam archive,
+// read by a LibTorch Adam over the same parameters and copied into the flat moments.
+void ReadLibTorchAdamState(torch::serialize::InputArchive& archive, FlatAdam& optimizer, const std::string& path) {
+  if (CT_LIBTORCH_MAJOR != 1) {
+    throw ConfigError("checkpoint '" + path +
+                      "' holds its optimizer state in LibTorch 1.x's own format, which "
+                      "this build's LibTorch " CT_LIBTORCH_VERSION
+                      " cannot read correctly; resume it with a "
+                      "clustertrain built against LibTorch 1.13 (launch/setup.sh), whose next checkpoint any "
+                      "build reads, or start a new run");
+  }
+#if CT_LIBTORCH_MAJOR == 1
+  torch::optim::Adam libtorch_adam(optimizer.Params(), torch::optim::AdamOptions());
+  torch::serialize::InputArchive optimizer_archive;
+  archive.read("optimizer", optimizer_archive);
+  libtorch_adam.load(optimizer_archive);
+  for (size_t i = 0; i < optimizer.Params().size(); ++i) {
+    const auto found = libtorch_adam.state().find(LibTorchStateKey(optimizer.Params()[i]));
+    if (found == libtorch_adam.state().end()) continue;  // before the first step
+    const auto& state = static_cast<const torch::optim::AdamParamState&>(*found->second);
+    optimizer.SetSteps(state.step());
+    optimizer.ExpAvg(i).copy_(state.exp_avg());
+    optimizer.ExpAvgSq(i).copy_(state.exp_avg_sq());
+  }
+#endif
+}
+
+void ReadAdamState(torch::serialize::InputArchive& archive, FlatAdam& optimizer, const std::string& path) {
+  c10::NoGradGuard no_grad;
   if (Get(archive, "format", path).toStringRef() == kFormatWithLibTorchOptimizer) {
-    // Written by clustertrain before format 2, which was always built against LibTorch 1.13.
-    if (CT_LIBTORCH_MAJOR != 1) {
-      throw ConfigError("checkpoint '" + path +
-                        "' holds its optimizer state in LibTorch 1.x's own format, which "
-                        "this build's LibTorch " CT_LIBTORCH_VERSION
-                        " cannot read correctly; resume it with a "
-                        "clustertrain built against LibTorch 1.13 (launch/setup.sh), whose next checkpoint any "
-                        "build reads, or start a new run");
-    }
-    torch::serialize::InputArchive optimizer_archive;
-    archive.read("optimizer", optimizer_archive);
-    optimizer.load(optimizer_archive);
+    ReadLibTorchAdamState(archive, optimizer, path);
     return;
   }
   torch::serialize::InputArchive adam;
   archive.read("adam", adam);
-  const std::vector<at::Tensor>& params = optimizer.param_groups().at(0).params();
+  const std::vector<at::Tensor>& params = optimizer.Params();
   for (size_t i = 0; i < params.size(); ++i) {
     torch::serialize::InputArchive one;
     if (!adam.try_read(std::to_string(i), one)) continue;  // saved before the first step
-    auto state = std::make_unique<torch::optim::AdamParamState>();
     c10::IValue step;
     one.read("step", step);
-    state->step(step.toInt());
-    state->exp_avg(ReadMoment(one, "exp_avg", params[i], path));
-    state->exp_avg_sq(ReadMoment(one, "exp_avg_sq", params[i], path));
-    at::Tensor max_exp_avg_sq;
-    if (one.try_read("max_exp_avg_sq", max_exp_avg_sq)) {
-      state->max_exp_avg_sq(ReadMoment(one, "max_exp_avg_sq", params[i], path));
-    }
-    optimizer.state()[StateKey(optimizer.state(), params[i])] = std::move(state);
+    optimizer.SetSteps(step.toInt());
+    optimizer.ExpAvg(i).copy_(ReadMoment(one, "exp_avg", params[i], path));
+    optimizer.ExpAvgSq(i).copy_(ReadMoment(one, "exp_avg_sq", params[i], path));
   }
 }
 
@@ -183,7 +184,8 @@ Level SplitLevel(const std::vector<NamedTensor>& state) {
 // "encoder.0.weight" -> archive "encoder" -> archive "0" -> tensor "weight".
 void WriteNested(torch::serialize::OutputArchive& archive, const std::vector<NamedTensor>& state) {
   const Level level = SplitLevel(state);
-  for (const NamedTensor& leaf : level.leaves) archive.write(leaf.name, leaf.tensor.detach(), leaf.is_buffer);
+  // Copies, as in model.pt: a parameter may be a view of FlatAdam's flat buffer.
+  for (const NamedTensor& leaf : level.leaves) archive.write(leaf.name, leaf.tensor.detach().clone(), leaf.is_buffer);
   for (const auto& [name, items] : level.children) {
     torch::serialize::OutputArchive child(archive.compilation_unit());
     WriteNested(child, items);
@@ -195,17 +197,20 @@ void WriteNested(torch::serialize::OutputArchive& archive, const std::vector<Nam
 void ReadNested(torch::serialize::InputArchive& archive, const std::vector<NamedTensor>& state, const std::string& path,
                 const std::string& prefix) {
   const Level level = SplitLevel(state);
-  for (NamedTensor leaf : level.leaves) {
-    // try_read replaces the tensor whatever its shape: the model's own shape is checked after.
-    const std::vector<int64_t> expected = leaf.tensor.sizes().vec();
-    if (!archive.try_read(leaf.name, leaf.tensor, leaf.is_buffer)) {
+  for (const NamedTensor& leaf : level.leaves) {
+    // Read into a tensor of its own, then copied into the model's: try_read would make the
+    // model's tensor take the read one's storage, and a parameter that is a view of a flat
+    // buffer (FlatAdam) must stay one.
+    at::Tensor read;
+    if (!archive.try_read(leaf.name, read, leaf.is_buffer)) {
       throw Error("checkpoint '" + path + "' has no tensor '" + prefix + leaf.name + "': it holds another model");
     }
-    if (leaf.tensor.sizes().vec() != expected) {
+    if (read.sizes() != leaf.tensor.sizes()) {
       throw Error("checkpoint '" + path + "' holds tensor '" + prefix + leaf.name + "' with shape " +
-                  c10::str(leaf.tensor.sizes()) + ", but the model's is " + c10::str(at::IntArrayRef(expected)) +
+                  c10::str(read.sizes()) + ", but the model's is " + c10::str(leaf.tensor.sizes()) +
                   ": it holds another model");
     }
+    leaf.tensor.copy_(read);
   }
   for (const auto& [name, items] : level.children) {
     torch::serialize::InputArchive child;
@@ -245,8 +250,7 @@ std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t st
   return (fs::path(run_dir) / "checkpoints" / name).string();
 }
 
-void SaveCheckpoint(const std::string& path, Model& model, const torch::optim::Optimizer& optimizer,
-                    const TrainingState& s) {
+void SaveCheckpoint(const std::string& path, Model& model, const FlatAdam& optimizer, const TrainingState& s) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive(archive.compilation_unit());
   WriteNested(model_archive, model.State());
@@ -312,8 +316,8 @@ TrainingState ReadState(torch::serialize::InputArchive& archive, const std::stri
 
 }  // namespace
 
-TrainingState LoadCheckpoint(const std::string& path, Model& model, torch::optim::Optimizer& optimizer,
-                             const c10::Device& device, const std::string& mismatch_fix) {
+TrainingState LoadCheckpoint(const std::string& path, Model& model, FlatAdam& optimizer, const c10::Device& device,
+                             const std::string& mismatch_fix) {
   torch::serialize::InputArchive archive = OpenArchive(path, device);
   TrainingState s = ReadState(archive, path, model, mismatch_fix);
   ReadAdamState(archive, optimizer, path);

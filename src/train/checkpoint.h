@@ -13,12 +13,11 @@
 // complete; the newest output.keep are kept.
 #pragma once
 
-#include <torch/optim/optimizer.h>
-
 #include <string>
 #include <vector>
 
 #include "model/model.h"
+#include "train/flat_adam.h"
 #include "train/lr_schedule.h"
 #include "train/metrics_writer.h"
 #include "train/plateau.h"
@@ -49,13 +48,12 @@ std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t st
 // The model part holds the model's State() under its Python names, nested as
 // torch::nn::Module::save nests them: in Python, torch.load(path).model.state_dict() (a
 // TorchScript archive; torch.jit.load reads it too) gives {"encoder.0.weight": ..., ...}.
-void SaveCheckpoint(const std::string& path, Model& model, const torch::optim::Optimizer& optimizer,
-                    const TrainingState& state);
+void SaveCheckpoint(const std::string& path, Model& model, const FlatAdam& optimizer, const TrainingState& state);
 
 // Restores model and optimizer in place (tensors onto `device`) and returns the rest. A checkpoint
 // of another model (its fingerprint differs) is a ConfigError that ends with `mismatch_fix`.
-TrainingState LoadCheckpoint(const std::string& path, Model& model, torch::optim::Optimizer& optimizer,
-                             const c10::Device& device, const std::string& mismatch_fix);
+TrainingState LoadCheckpoint(const std::string& path, Model& model, FlatAdam& optimizer, const c10::Device& device,
+                             const std::string& mismatch_fix);
 
 // The model alone (for predict), and the state without config checks.
 TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c10::Device& device,

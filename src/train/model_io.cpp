@@ -18,7 +18,10 @@ namespace ct {
 // default since PyTorch 2.6) refuses; so the pickle is written without type tags.
 void SaveStateDict(const std::vector<NamedTensor>& state, const std::string& path) {
   c10::Dict<std::string, at::Tensor> dict;
-  for (const NamedTensor& item : state) dict.insert(item.name, item.tensor.detach().cpu().contiguous());
+  // Copies: a parameter may be a view of a flat buffer (FlatAdam), whose whole storage would
+  // otherwise go into the file with it.
+  for (const NamedTensor& item : state)
+    dict.insert(item.name, item.tensor.detach().cpu().clone(at::MemoryFormat::Contiguous));
   std::vector<char> pickle;
   torch::jit::Pickler pickler([&](const char* data, size_t size) { pickle.insert(pickle.end(), data, data + size); },
                               /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,

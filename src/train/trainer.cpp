@@ -38,10 +38,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-void SetLearningRate(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-}
-
 // CT_TEST_STOP_AT=PHASE: rank CT_TEST_STOP_RANK (default 1) stops itself (SIGSTOP) on
 // entering PHASE, as a rank stuck in start-up would be, so that a test can show that the
 // watchdog covers it on a machine of any speed.
@@ -220,7 +216,10 @@ void Trainer::BuildOptimizerAndSchedules() {
                                        train.accumulation_steps, train.lr_scaling, train.warmup_epochs, steps_);
   if (lead_) spdlog::info("lr: {}", policy.Derivation());
   lr_.emplace(policy, train.plateau);
-  optimizer_ = std::make_unique<torch::optim::Adam>(model_->Parameters(), torch::optim::AdamOptions(lr_->Lr()));
+  // Adam over flat parameter buffers laid out as the gradient buckets (the parameters become views).
+  AdamSettings adam;
+  adam.weight_decay = train.weight_decay;
+  optimizer_ = std::make_unique<FlatAdam>(model_->Parameters(), sync_->Buckets(), adam);
   early_stop_.emplace(train.plateau, train.early_stop_patience);
   best_.emplace(train.plateau);
 }
@@ -322,8 +321,7 @@ void Trainer::Step(int64_t epoch, int64_t step, EpochTotals& totals) {
   // Sampling noise: per rank and per step, so that a resumed run draws the same noise.
   torch::manual_seed(MixSeed(static_cast<uint64_t>(config_.train.seed), 0xC0FFEE + static_cast<uint64_t>(global_step_),
                              static_cast<uint64_t>(world_.Rank())));
-  SetLearningRate(*optimizer_, lr_->ForStep(global_step_));
-  optimizer_->zero_grad();
+  optimizer_->ZeroGrad();
   for (int64_t micro = 0; micro < accumulation; ++micro) {
     const auto t0 = Clock::now();
     const Batch b = train_->Next();  // [B, L] each
@@ -348,7 +346,7 @@ void Trainer::Step(int64_t epoch, int64_t step, EpochTotals& totals) {
   if (checked && world_.AnyRank(!std::isfinite(totals.step_losses[step][0].item<float>()))) {
     HandleNonFiniteStep(epoch, step, totals);
   } else {
-    optimizer_->step();
+    optimizer_->Step(lr_->ForStep(global_step_));
   }
   totals.comm_seconds += std::chrono::duration<double>(t3 - t2).count();
   totals.compute_seconds += SecondsSince(t3);

@@ -5,8 +5,6 @@
 // same collectives in the same order; Fit() lists them.
 #pragma once
 
-#include <torch/optim/adam.h>
-
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -20,6 +18,7 @@
 #include "data/train_batches.h"
 #include "model/model.h"
 #include "train/checkpoint.h"
+#include "train/flat_adam.h"
 #include "train/hang_watchdog.h"
 #include "train/host_sync_counter.h"
 #include "train/lr_schedule.h"
@@ -92,7 +91,7 @@ class Trainer {
   std::unique_ptr<Model> model_;
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<GradientSync> sync_;
-  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<FlatAdam> optimizer_;
   std::optional<LrSchedule> lr_;
   std::optional<EarlyStopping> early_stop_;
   std::optional<BestEpoch> best_;

@@ -64,6 +64,7 @@ struct TrainConfig {
   int64_t accumulation_steps = 1;   // micro-batches per optimizer step
   int64_t early_stop_patience = 0;  // 0 = never stop early
   double clip_grad_norm = 0.0;      // max global L2 norm of the averaged gradients; 0 = no clipping
+  double weight_decay = 0.0;        // decoupled (AdamW) weight decay; 0 = Adam
   int64_t nan_check_every = 0;      // steps between non-finite-loss checks (a host sync); 0 = epoch ends only
   OnNonFinite on_nonfinite = OnNonFinite::kStop;  // skip (the step) needs nan_check_every
   Precision precision = Precision::kFp32;         // bf16: autocast in the forward pass

@@ -320,6 +320,11 @@ std::vector<ConfigKey> BuildKeys() {
           "clip the averaged gradients to this global L2 norm before each optimizer step, as "
           "torch.nn.utils.clip_grad_norm_ does; 0 = off",
           [](Config & c) -> auto& { return c.train.clip_grad_norm; }, 0.0, false),
+      Real(
+          "train.weight_decay",
+          "decoupled weight decay, as torch.optim.AdamW: each step multiplies the weights by 1 - lr x weight_decay; "
+          "0 = plain Adam",
+          [](Config & c) -> auto& { return c.train.weight_decay; }, 0.0, false),
       Integer(
           "train.early_stop_patience",
           "stop after this many epochs without a val-loss improvement (plateau threshold); 0 = off",
