@@ -44,6 +44,27 @@ std::string RankRanges(const std::vector<int>& ranks) {
   return text;
 }
 
+// The CPU arithmetic settings and LibTorch's thread pools, before any pool starts (so that every
+// thread inherits them): a warning in `binding` for what could not be applied.
+void StartThreadPools(const RuntimeConfig& runtime, RankBinding& binding) {
+  // Subnormal floats (|x| < 1.2e-38) take a slow path through the CPU's microcode: once a VAE's
+  // weights and Adam moments hold such tiny values, the demo's step runs 1.6x slower (epoch 10
+  // on). Flushing them to zero costs nothing and changes losses in the last digits only. The
+  // setting is per thread (MXCSR): set here, before any pool starts, every thread inherits it.
+  if (runtime.flush_denormal && !at::globalContext().setFlushDenormal(true)) {
+    binding.warnings.push_back("runtime.flush_denormal: this CPU cannot flush subnormal floats to zero");
+  }
+  // Before the first parallel region, so the pools start with these sizes on these cores.
+  at::set_num_threads(binding.threads);
+  if (runtime.interop_threads > 0) {
+    try {
+      at::set_num_interop_threads(static_cast<int>(runtime.interop_threads));
+    } catch (const std::exception& e) {
+      binding.warnings.push_back("runtime.interop_threads not applied: the inter-op pool had started");
+    }
+  }
+}
+
 }  // namespace
 
 RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, int gpu_count) {
@@ -110,22 +131,7 @@ RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, in
                                  "); running unbound with " + std::to_string(binding.threads) + " threads");
     }
   }
-  // Subnormal floats (|x| < 1.2e-38) take a slow path through the CPU's microcode: once a VAE's
-  // weights and Adam moments hold such tiny values, the demo's step runs 1.6x slower (epoch 10
-  // on). Flushing them to zero costs nothing and changes losses in the last digits only. The
-  // setting is per thread (MXCSR): set here, before any pool starts, every thread inherits it.
-  if (runtime.flush_denormal && !at::globalContext().setFlushDenormal(true)) {
-    binding.warnings.push_back("runtime.flush_denormal: this CPU cannot flush subnormal floats to zero");
-  }
-  // Before the first parallel region, so the pools start with these sizes on these cores.
-  at::set_num_threads(binding.threads);
-  if (runtime.interop_threads > 0) {
-    try {
-      at::set_num_interop_threads(static_cast<int>(runtime.interop_threads));
-    } catch (const std::exception& e) {
-      binding.warnings.push_back("runtime.interop_threads not applied: the inter-op pool had started");
-    }
-  }
+  StartThreadPools(runtime, binding);
   return binding;
 }
 

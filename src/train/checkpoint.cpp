@@ -54,7 +54,8 @@ c10::IValue Get(torch::serialize::InputArchive& archive, const char* key, const 
 // "exp_avg", "exp_avg_sq". Nothing before the first step.
 void WriteAdamState(torch::serialize::OutputArchive& archive, const FlatAdam& optimizer) {
   torch::serialize::OutputArchive adam(archive.compilation_unit());
-  for (size_t i = 0; optimizer.Steps() > 0 && i < optimizer.Params().size(); ++i) {
+  const size_t with_state = optimizer.Steps() > 0 ? optimizer.Params().size() : 0;
+  for (size_t i = 0; i < with_state; ++i) {
     torch::serialize::OutputArchive one(archive.compilation_unit());
     one.write("step", c10::IValue(optimizer.Steps()));
     // Copies: a view would carry its whole flat buffer into the file.

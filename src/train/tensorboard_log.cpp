@@ -1,6 +1,5 @@
 #include "train/tensorboard_log.h"
 
-#include <cmath>
 #include <cstdlib>
 #include <limits>
 
