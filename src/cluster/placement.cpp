@@ -3,30 +3,65 @@
 #include <torch/cuda.h>
 
 #include "cluster/agree.h"
+#include "cluster/gather_strings.h"
+#include "cluster/gpu_assignment.h"
+#include "cluster/gpu_pci.h"
 #include "util/error.h"
 
 namespace ct {
 namespace {
 
-c10::Device ChooseDevice(DeviceChoice requested, const MpiWorld& world) {
+// Whether this rank trains on a GPU (train.device; auto: when LibTorch sees one).
+bool UseCuda(DeviceChoice requested) {
   const bool cuda = torch::cuda::is_available() && torch::cuda::device_count() > 0;
   if (requested == DeviceChoice::kCuda && !cuda) {
     throw ConfigError("train.device=cuda, but " +
                       std::string(torch::cuda::is_available() ? "no GPU is visible" : "this LibTorch has no CUDA") +
                       "; use train.device=cpu or build against a CUDA LibTorch");
   }
-  if (requested == DeviceChoice::kCpu || !cuda) return c10::Device(c10::kCPU);
-  const auto count = static_cast<int>(torch::cuda::device_count());
-  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(world.LocalRank() % count));
+  return requested != DeviceChoice::kCpu && cuda;
+}
+
+// The GPUs this process sees, as "id,id,..." (bus ids; device numbers where the CUDA runtime
+// is not linked, which only a single-GPU build without NCCL meets).
+std::string VisibleGpus() {
+  std::vector<std::string> ids = VisibleGpuBusIds();
+  if (ids.empty()) {
+    for (int d = 0; d < static_cast<int>(torch::cuda::device_count()); ++d) ids.push_back("cuda:" + std::to_string(d));
+  }
+  std::string text;
+  for (const std::string& id : ids) text += (text.empty() ? "" : ",") + id;
+  return text;
+}
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> items;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    items.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return items;
 }
 
 }  // namespace
 
 Placement PlaceThisRank(const Config& config, const MpiWorld& world) {
   Placement placement;
-  RunAgreed(world, [&] { placement.device = ChooseDevice(config.train.device, world); });
-  const int gpus = placement.device.is_cuda() ? static_cast<int>(torch::cuda::device_count()) : 0;
-  placement.binding = BindThisRank(config.runtime, world, gpus);
+  bool cuda = false;
+  RunAgreed(world, [&] { cuda = UseCuda(config.train.device); });
+  // Every local rank's view of the node's GPUs (a node's ranks agree on using CUDA or not).
+  std::vector<std::vector<std::string>> visible;
+  for (const std::string& list : AllGatherStrings(world.LocalComm(), cuda ? VisibleGpus() : "")) {
+    visible.push_back(Split(list));
+  }
+  GpuAssignment gpus;
+  RunAgreed(world, [&] {
+    if (cuda) gpus = AssignGpus(visible, world.LocalRank(), world.Host());
+  });
+  if (cuda) placement.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(gpus.device_index));
+  placement.binding = BindThisRank(config.runtime, world, gpus.bus_id_by_local_rank);
   ReportBindings(world, placement.binding, placement.device.str());
   return placement;
 }

@@ -11,7 +11,6 @@
 
 #include "cluster/cpu_plan.h"
 #include "cluster/gather_strings.h"
-#include "cluster/gpu_pci.h"
 #include "cluster/openmp_env.h"
 #include "util/launcher_env.h"
 #include "util/logging.h"
@@ -19,15 +18,14 @@
 namespace ct {
 namespace {
 
-// For every local rank q, the PUs next to its GPU (q % gpu_count); an empty set where hwloc
-// cannot place the GPU (no PCI information, or a build without the CUDA runtime).
-std::vector<CpuSet> GpuLocality(const Topology& topology, int local_size, int gpu_count) {
+// For every local rank q, the PUs next to its GPU; an empty set where hwloc cannot place the
+// GPU (no PCI information, or a build without the CUDA runtime).
+std::vector<CpuSet> GpuLocality(const Topology& topology, int local_size, const std::vector<std::string>& bus_ids) {
   std::vector<CpuSet> near(static_cast<size_t>(local_size));
-  for (int q = 0; gpu_count > 0 && q < local_size; ++q) {
-    const std::optional<std::string> bus_id = GpuPciBusId(q % gpu_count);
-    hwloc_obj_t pci = bus_id ? hwloc_get_pcidev_by_busidstring(topology.get(), bus_id->c_str()) : nullptr;
+  for (size_t q = 0; q < bus_ids.size() && q < near.size(); ++q) {
+    hwloc_obj_t pci = hwloc_get_pcidev_by_busidstring(topology.get(), bus_ids[q].c_str());
     hwloc_obj_t ancestor = pci ? hwloc_get_non_io_ancestor_obj(topology.get(), pci) : nullptr;
-    if (ancestor && ancestor->cpuset) near[static_cast<size_t>(q)] = CpuSet(ancestor->cpuset);
+    if (ancestor && ancestor->cpuset) near[q] = CpuSet(ancestor->cpuset);
   }
   return near;
 }
@@ -67,9 +65,11 @@ void StartThreadPools(const RuntimeConfig& runtime, RankBinding& binding) {
 
 }  // namespace
 
-RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, int gpu_count) {
+RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world,
+                         const std::vector<std::string>& gpu_bus_ids) {
   RankBinding binding;
-  const Topology topology = Topology::ThisMachine(/*with_pci=*/gpu_count > 0);
+  const bool gpu = !gpu_bus_ids.empty();
+  const Topology topology = Topology::ThisMachine(/*with_pci=*/gpu);
   const CpuSet cgroup = topology.AllowedPus();
   CpuSet current;
   if (hwloc_get_cpubind(topology.get(), current.get(), HWLOC_CPUBIND_PROCESS) != 0) current = cgroup;
@@ -81,10 +81,10 @@ RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, in
   for (const std::string& list : AllGatherStrings(world.LocalComm(), allowed.List())) {
     allowed_by_rank.push_back(CpuSet::FromList(list));
   }
-  const std::vector<CpuSet> gpu_near = GpuLocality(topology, world.LocalSize(), gpu_count);
+  const std::vector<CpuSet> gpu_near = GpuLocality(topology, world.LocalSize(), gpu_bus_ids);
   const CpuSet& my_gpu_near = gpu_near[static_cast<size_t>(world.LocalRank())];
-  if (gpu_count > 0) {
-    binding.gpu_near = "GPU " + GpuPciBusId(world.LocalRank() % gpu_count).value_or("?") + " near cpus " +
+  if (gpu) {
+    binding.gpu_near = "GPU " + gpu_bus_ids[static_cast<size_t>(world.LocalRank())] + " near cpus " +
                        (my_gpu_near.Empty() ? std::string("unknown") : my_gpu_near.List());
   }
   const CpuSet planned = PlanRankCpus(topology, world.LocalRank(), allowed_by_rank, gpu_near);
@@ -101,7 +101,7 @@ RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, in
   facts.slurm_cpus_per_task = SlurmStepCpusPerTask().value_or(0);
   binding.threads = ThreadsFor(facts);
   binding.warnings = ClampWarnings(facts, ThreadCountSettings());
-  if (gpu_count > 0 && my_gpu_near.Empty()) {
+  if (gpu && my_gpu_near.Empty()) {
     binding.warnings.push_back(
         "hwloc cannot place this rank's GPU on the PCI tree (no PCI information?): "
         "bound to a share of the node instead of the GPU's socket");

@@ -21,8 +21,9 @@ struct RankBinding {
   std::vector<std::string> warnings;
 };
 
-// gpu_count: GPUs visible to this process (local rank q uses GPU q % gpu_count); 0 on CPU.
-RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world, int gpu_count);
+// gpu_bus_ids[q]: the PCI bus id of local rank q's GPU (cluster/gpu_assignment.h); empty on CPU.
+RankBinding BindThisRank(const RuntimeConfig& runtime, const MpiWorld& world,
+                         const std::vector<std::string>& gpu_bus_ids);
 
 // Collective: every rank's host, rank, local rank, device, cpus and threads, printed by rank 0
 // in rank order, then each distinct warning once with the ranks it concerns.

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace ct {
@@ -40,8 +41,17 @@ class Communicator {
   // Returns when every rank has called it.
   virtual void Barrier() = 0;
 
-  // Best-effort teardown on the fatal path, so that no peer waits on this rank.
+  // Best-effort teardown on the fatal path, so that no peer waits on this rank. Bounded: it
+  // returns within seconds even where the library's abort waits for peers.
   virtual void Abort() {}
+
+  // The part of a step where the device waits for collectives (around the gradient average).
+  // NCCL measures it with CUDA events on the compute stream, where the host does not wait, and
+  // TakeTimedSeconds() sums the epoch's spans once, at its end. Backends whose waits happen on
+  // the host (MPI) return nullopt: the caller's host clock measures them.
+  virtual void BeginTimedSpan() {}
+  virtual void EndTimedSpan() {}
+  virtual std::optional<double> TakeTimedSeconds() { return std::nullopt; }
 };
 
 // Calls Abort() on every live communicator (the fatal path in main).

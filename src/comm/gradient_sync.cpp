@@ -121,6 +121,7 @@ void GradientSync::StartFilling() {
 }
 
 void GradientSync::PrepareBackward(bool communicate) {
+  std::lock_guard<std::mutex> lock(hook_mutex_);
   c10::NoGradGuard no_grad;
   for (size_t i = 0; i < parameters_.size(); ++i) PointGradAtBucket(i);
   armed_ = communicate && options_.overlap;
@@ -128,6 +129,7 @@ void GradientSync::PrepareBackward(bool communicate) {
 }
 
 void GradientSync::OnGradientReady(size_t param) {
+  std::lock_guard<std::mutex> lock(hook_mutex_);
   if (!armed_ || ready_[param]) return;
   c10::NoGradGuard no_grad;
   PointGradAtBucket(param);  // normally already there: accumulation went into the bucket
@@ -154,6 +156,7 @@ void GradientSync::LaunchReadyBuckets() {
 }
 
 void GradientSync::AverageGradients() {
+  std::lock_guard<std::mutex> lock(hook_mutex_);
   c10::NoGradGuard no_grad;
   if (!armed_) StartFilling();  // no hook ran: every bucket goes out below
   // Parameters no hook reported (unused by this backward, or overlap off): their .grad as it

@@ -9,7 +9,7 @@
 // bucket's parameters, and a complete bucket is handed to the communicator at once: on the MPI
 // backend a communication thread reduces it, on NCCL a side stream, while backward goes on.
 // Buckets are launched strictly in index order, so every rank issues the same collectives in
-// the same order whatever order its hooks fire in.
+// the same order whatever order (and on whatever threads) its hooks fire.
 //
 // runtime.allreduce_precision=bf16: a launched bucket is copied to a bfloat16 buffer of its own,
 // which is averaged over ranks instead, and copied back after the wait.
@@ -22,6 +22,7 @@
 #include <ATen/ATen.h>
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -95,6 +96,10 @@ class GradientSync {
   std::vector<std::shared_ptr<void>> hooks_;  // removes a hook when released
   size_t next_launch_ = 0;                    // buckets before this one are launched
   bool armed_ = false;                        // hooks launch buckets during this backward
+  // The autograd engine may call hooks from more than one thread (a thread per device, and
+  // reentrant backward): the bucket counts and launches above change under this lock, as in
+  // DDP's reducer, so a bucket is launched once and buckets in order.
+  std::mutex hook_mutex_;
   int64_t num_elements_ = 0;
 };
 

@@ -4,13 +4,17 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "cluster/mpi_check.h"
 #include "comm/nccl_check.h"
+#include "util/bounded_call.h"
 #include "util/logging.h"
 #ifdef CT_TORCH_CUDA
 #include <c10/cuda/CUDAStream.h>
@@ -61,6 +65,38 @@ cudaStream_t ComputeStream(int device) {
 #endif
 }
 
+// This thread's current CUDA device set to `device` for a scope, then restored. The current
+// device is per thread, and autograd hooks, the watchdog and the fatal path run on threads of
+// their own: events and streams must belong to this rank's GPU.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = device;
+    if (previous_ != device) cudaSetDevice(device);
+    device_ = device;
+  }
+  ~DeviceGuard() {
+    if (previous_ != device_) cudaSetDevice(previous_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+  int device_ = 0;
+};
+
+// ncclCommAbort can wait for peers: at most this long, then the caller exits without it.
+constexpr auto kAbortLimit = std::chrono::seconds(10);
+
+void AbortWithin(ncclComm_t comm, const char* why) {
+  if (!comm) return;
+  if (!RunWithin(kAbortLimit, [comm] { ncclCommAbort(comm); })) {
+    spdlog::warn("ncclCommAbort ({}) did not return within {} s; going on without it", why,
+                 static_cast<int>(kAbortLimit.count()));
+  }
+}
+
 }  // namespace
 
 // The events of one collective: `start` completes when it begins on the communication
@@ -81,19 +117,25 @@ struct NcclEvents {
 };
 
 struct NcclCommunicator::State {
-  ncclComm_t comm = nullptr;
+  ncclComm_t comm = nullptr;  // guarded by mutex: the watchdog polls it, Abort() takes it
   int device = 0;
   cudaStream_t stream = nullptr;  // the communication stream
   double timeout_seconds = 300;
 
-  std::mutex mutex;  // guards pending and stopping
+  std::mutex mutex;  // guards comm, pending and stopping
   std::condition_variable changed;
   std::deque<std::shared_ptr<NcclEvents>> pending;
   bool stopping = false;
   std::thread watchdog;
 
+  // Timed spans of the compute stream (BeginTimedSpan/EndTimedSpan): event pairs, reused every
+  // epoch; the first `spans_used` are this epoch's. Only the training thread touches them.
+  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> spans;
+  size_t spans_used = 0;
+
   // Runs `collective` on the communication stream after the compute stream's work so far.
   std::shared_ptr<NcclEvents> Launch(const std::string& op, const std::function<void(cudaStream_t)>& collective) {
+    DeviceGuard guard(device);  // hooks may run this on autograd's threads
     auto events = std::make_shared<NcclEvents>(op);
     cudaEvent_t ready = nullptr;
     CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
@@ -112,21 +154,44 @@ struct NcclCommunicator::State {
 
   // The compute stream waits for the collective's end (no host synchronisation).
   void OrderAfter(const NcclEvents& events) const {
+    DeviceGuard guard(device);
     CUDA_CHECK(cudaStreamWaitEvent(ComputeStream(device), events.end, 0));
   }
 
+  // The communicator, taken out under the lock: afterwards nobody else uses it.
+  ncclComm_t TakeComm() {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+    changed.notify_all();
+    return std::exchange(comm, nullptr);
+  }
+
+  // Called by the watchdog with `mutex` held. The message goes out first (logged and flushed),
+  // then the abort, bounded: it can wait for peers that will never come.
   [[noreturn]] void Fail(const std::string& what) {
     spdlog::error("{} ({}); aborting the NCCL communicator and ending this rank (exit {})", what, ProcessIdentity(),
                   static_cast<int>(kExitComm));
     spdlog::default_logger()->flush();
-    ncclCommAbort(comm);
+    AbortWithin(std::exchange(comm, nullptr), "watchdog");
     std::_Exit(kExitComm);
   }
 
+  // A collective's event: done, still running, or a CUDA error. A sticky error (a kernel on this
+  // GPU faulted) makes every query fail: it is reported as itself, not as a dead peer.
+  bool Finished(cudaEvent_t event, const NcclEvents& events) {
+    const cudaError_t status = cudaEventQuery(event);
+    if (status == cudaSuccess) return true;
+    if (status == cudaErrorNotReady) return false;
+    Fail(std::string("CUDA error while NCCL ") + events.op + " was in flight: " + cudaGetErrorName(status) + ": " +
+         cudaGetErrorString(status) +
+         " (an earlier kernel on this GPU failed; CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer shows which)");
+  }
+
   void Watch() {
-    cudaSetDevice(device);  // the current device is per thread
+    DeviceGuard guard(device);  // the current device is per thread
     std::unique_lock<std::mutex> lock(mutex);
     while (!changed.wait_for(lock, std::chrono::milliseconds(100), [&] { return stopping; })) {
+      if (!comm) break;
       ncclResult_t async_error = ncclSuccess;
       ncclCommGetAsyncError(comm, &async_error);
       if (async_error != ncclSuccess
@@ -137,10 +202,10 @@ struct NcclCommunicator::State {
         Fail(std::string("NCCL reported an asynchronous error: ") + ncclGetErrorString(async_error) +
              "; a peer rank or the network failed (NCCL_DEBUG=WARN tells more)");
       }
-      while (!pending.empty() && cudaEventQuery(pending.front()->end) == cudaSuccess) pending.pop_front();
+      while (!pending.empty() && Finished(pending.front()->end, *pending.front())) pending.pop_front();
       const auto now = Clock::now();
       for (auto& events : pending) {
-        if (!events->started && cudaEventQuery(events->start) == cudaSuccess) events->started = now;
+        if (!events->started && Finished(events->start, *events)) events->started = now;
         if (!events->started) break;  // later collectives start after this one
         const double seconds = std::chrono::duration<double>(now - *events->started).count();
         if (seconds > timeout_seconds) {
@@ -150,6 +215,15 @@ struct NcclCommunicator::State {
         }
       }
     }
+  }
+
+  void StopWatchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    changed.notify_all();
+    if (watchdog.joinable()) watchdog.join();
   }
 };
 
@@ -185,16 +259,28 @@ NcclCommunicator::NcclCommunicator(MPI_Comm world, int device_index, double time
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  DeviceGuard guard(state_->device);
+  if (std::uncaught_exceptions() > 0) {
+    // Unwinding to the fatal path: a peer may be dead, so neither wait for the stream nor
+    // destroy the communicator (both can block for ever); abort it, bounded, and let the
+    // fatal path print the error.
+    AbortWithin(state_->TakeComm(), "unwinding");
+    state_->StopWatchdog();
+    return;
+  }
   // Finish outstanding collectives while the watchdog still guards them, then stop it.
   if (state_->stream && state_->comm) cudaStreamSynchronize(state_->stream);
-  {
-    std::lock_guard<std::mutex> lock(state_->mutex);
-    state_->stopping = true;
-  }
-  state_->changed.notify_all();
-  if (state_->watchdog.joinable()) state_->watchdog.join();
+  state_->StopWatchdog();
   state_->pending.clear();
-  if (state_->comm) ncclCommDestroy(state_->comm);
+  for (auto& [begin, end] : state_->spans) {
+    cudaEventDestroy(begin);
+    cudaEventDestroy(end);
+  }
+  if (ncclComm_t comm = state_->TakeComm()) {
+    if (!RunWithin(std::chrono::seconds(60), [comm] { ncclCommDestroy(comm); })) {
+      spdlog::warn("ncclCommDestroy did not return within 60 s ({}); going on without it", ProcessIdentity());
+    }
+  }
   if (state_->stream) cudaStreamDestroy(state_->stream);
 }
 
@@ -246,11 +332,38 @@ void NcclCommunicator::Barrier() {
   CUDA_CHECK(cudaStreamSynchronize(state_->stream));
 }
 
-void NcclCommunicator::Abort() {
-  if (state_->comm) {
-    ncclCommAbort(state_->comm);
-    state_->comm = nullptr;
+void NcclCommunicator::Abort() { AbortWithin(state_->TakeComm(), "fatal path"); }
+
+// The span's events go on LibTorch's compute stream: Begin completes when backward's kernels
+// have, End when the compute stream has waited for the last bucket's all-reduce.
+void NcclCommunicator::BeginTimedSpan() {
+  DeviceGuard guard(state_->device);
+  if (state_->spans_used == state_->spans.size()) {
+    std::pair<cudaEvent_t, cudaEvent_t> span;
+    CUDA_CHECK(cudaEventCreate(&span.first));
+    CUDA_CHECK(cudaEventCreate(&span.second));
+    state_->spans.push_back(span);
   }
+  CUDA_CHECK(cudaEventRecord(state_->spans[state_->spans_used].first, ComputeStream(state_->device)));
+}
+
+void NcclCommunicator::EndTimedSpan() {
+  DeviceGuard guard(state_->device);
+  CUDA_CHECK(cudaEventRecord(state_->spans[state_->spans_used++].second, ComputeStream(state_->device)));
+}
+
+// Once per epoch: waits for the last span's end (the epoch's end waits for the device anyway).
+std::optional<double> NcclCommunicator::TakeTimedSeconds() {
+  DeviceGuard guard(state_->device);
+  double seconds = 0;
+  for (size_t i = 0; i < state_->spans_used; ++i) {
+    CUDA_CHECK(cudaEventSynchronize(state_->spans[i].second));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, state_->spans[i].first, state_->spans[i].second));
+    seconds += ms / 1000.0;
+  }
+  state_->spans_used = 0;
+  return seconds;
 }
 
 }  // namespace ct

@@ -12,9 +12,13 @@
 // gradient buckets reduce while backward computes the next ones.
 //
 // A watchdog thread polls ncclCommGetAsyncError and every collective's events. A network error,
-// or a collective still running runtime.comm_timeout_s after it started (a peer died or hangs),
-// logs what happened, aborts the communicator (ncclCommAbort) and ends this process with exit
-// code 4, which makes mpirun or srun end the other ranks.
+// a CUDA error seen on an event (reported as that error), or a collective still running
+// runtime.comm_timeout_s after it started (a peer died or hangs) logs what happened, flushes the
+// log, aborts the communicator (ncclCommAbort, at most 10 s: it can wait for peers) and ends
+// this process with exit code 4, which makes mpirun or srun end the other ranks. Destroyed while
+// an exception unwinds to the fatal path, it aborts instead of waiting for its stream or peers.
+// Every CUDA call runs under a guard for this rank's GPU: hooks and the watchdog have threads
+// of their own, and the current device is per thread.
 #pragma once
 
 #include <mpi.h>
@@ -41,6 +45,9 @@ class NcclCommunicator : public Communicator {
   at::Tensor AllGather(const at::Tensor& tensor) override;
   void Barrier() override;
   void Abort() override;
+  void BeginTimedSpan() override;
+  void EndTimedSpan() override;
+  std::optional<double> TakeTimedSeconds() override;
 
  private:
   struct State;  // keeps nccl.h and cuda_runtime.h out of this header

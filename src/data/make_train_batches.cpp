@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "cluster/gpu_pci.h"
+#include "cluster/mpi_check.h"
 #include "data/block_stream.h"
 #include "data/dataset_files.h"
 #include "data/shard_loader.h"
@@ -21,14 +23,30 @@ std::string Gib(double bytes) {
 
 }  // namespace
 
-int64_t MemoryBudgetBytes(const DataConfig& data, int local_ranks) {
-  if (data.memory_budget_gib > 0) return static_cast<int64_t>(data.memory_budget_gib * (1 << 30));
-  const double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
-  return static_cast<int64_t>(ram / 2 / std::max(local_ranks, 1));
+MemoryBudget TrainingRowsBudget(const DataConfig& data, const MemoryFacts& facts) {
+  MemoryBudget budget;
+  if (data.memory_budget_gib > 0) {
+    budget.bytes = static_cast<int64_t>(data.memory_budget_gib * (1 << 30));
+    budget.why = "data.memory_budget " + Gib(static_cast<double>(budget.bytes));
+  } else {
+    budget.bytes = facts.host_ram_bytes / 2 / std::max(facts.local_ranks, 1);
+    budget.why = "half the node's RAM over " + std::to_string(facts.local_ranks) + " rank(s), " +
+                 Gib(static_cast<double>(budget.bytes));
+    if (facts.gpu_free_bytes && *facts.gpu_free_bytes / 2 < budget.bytes) {
+      budget.bytes = *facts.gpu_free_bytes / 2;
+      budget.why = "half the GPU's free memory, " + Gib(static_cast<double>(budget.bytes));
+    }
+  }
+  if (facts.val_bytes > 0) {
+    budget.bytes = std::max<int64_t>(budget.bytes - facts.val_bytes, 0);
+    budget.why += " less " + Gib(static_cast<double>(facts.val_bytes)) + " of validation rows";
+  }
+  return budget;
 }
 
 std::unique_ptr<TrainBatches> MakeTrainBatches(const DatasetFiles& files, const DataConfig& data, int64_t batch,
-                                               uint64_t seed, const MpiWorld& world, const c10::Device& device) {
+                                               uint64_t seed, const MpiWorld& world, const c10::Device& device,
+                                               int64_t val_bytes) {
   DatasetSchema schema = files.schema;
   if (data.val_fraction > 0) {
     // Training sees only the rows before the validation tail (data/sharding.h).
@@ -49,18 +67,29 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DatasetFiles& files, const 
   // The largest slice, so that every rank decides alike.
   const int64_t slice_rows = (schema.Rows() + world.Size() - 1) / world.Size();
   const int64_t static_bytes = slice_rows * schema.RowBytes();
-  const int64_t budget = MemoryBudgetBytes(data, world.LocalSize());
+  MemoryFacts facts;
+  facts.host_ram_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+  facts.local_ranks = world.LocalSize();
+  if (device.is_cuda()) facts.gpu_free_bytes = GpuFreeBytes(device.index());
+  facts.val_bytes = val_bytes;
+  const MemoryBudget mine = TrainingRowsBudget(data, facts);
+  int64_t budget = mine.bytes;  // the smallest over ranks (GPUs differ in free memory)
+  MPI_CHECK(MPI_Allreduce(&mine.bytes, &budget, 1, MPI_INT64_T, MPI_MIN, world.Comm()));
+  const std::string where = device.is_cuda() ? "GPU memory" : "memory";
   Sharding mode = data.sharding;
   if (mode == Sharding::kAuto) {
     mode = static_bytes <= budget ? Sharding::kStatic : Sharding::kBlocks;
     if (world.Rank() == 0) {
-      spdlog::info("data.sharding=auto: a rank's {} training rows need {}, data.memory_budget is {}: {}", slice_rows,
-                   Gib(static_cast<double>(static_bytes)), Gib(static_cast<double>(budget)), NameOf(mode));
+      spdlog::info(
+          "data.sharding=auto: a rank's {} training rows need {} of {}, the budget is {} ({}; the "
+          "smallest over ranks): {}",
+          slice_rows, Gib(static_cast<double>(static_bytes)), where, Gib(static_cast<double>(budget)), mine.why,
+          NameOf(mode));
     }
   } else if (mode == Sharding::kStatic && static_bytes > budget) {
     throw ConfigError("data.sharding=static keeps a rank's " + std::to_string(slice_rows) + " rows of " + files.Name() +
-                      " in memory: " + Gib(static_cast<double>(static_bytes)) + ", over data.memory_budget (" +
-                      Gib(static_cast<double>(budget)) +
+                      " in " + where + ": " + Gib(static_cast<double>(static_bytes)) + ", over the budget of " +
+                      Gib(static_cast<double>(budget)) + " (" + mine.why +
                       "); set data.sharding=blocks to stream them, run more ranks, or raise data.memory_budget");
   }
   if (mode == Sharding::kStatic) {

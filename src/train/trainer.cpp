@@ -2,6 +2,7 @@
 
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "comm/make_communicator.h"
 #include "data/h5_file.h"
 #include "data/make_train_batches.h"
+#include "data/sharding.h"
 #include "model/forward.h"
 #include "model/make_model.h"
 #include "train/config_changes.h"
@@ -144,17 +146,26 @@ void Trainer::LoadData() {
     spdlog::info("data: MPI-IO hints {}", hints);
   }
   const DataConfig& data = config_.data;
-  DatasetFiles train_files;
+  DatasetFiles train_files, val_files;
   RunAgreed(world_, [&] {
     train_files = OpenDatasetFiles("data.train", data.train, data.input_key, data.target_key, world_.Comm());
-    train_ = MakeTrainBatches(train_files, data, config_.train.batch_size, static_cast<uint64_t>(config_.train.seed),
-                              world_, device_);
   });
-  DatasetFiles val_files;
   RunAgreed(world_, [&] {
     val_files = data.val_fraction > 0
                     ? train_files
                     : OpenDatasetFiles("data.val", data.val, data.input_key, data.target_key, world_.Comm());
+  });
+  // The validation rows this rank will hold on its device beside its training rows (the largest
+  // share, as ShardLoader splits them), for the training rows' memory budget.
+  const int64_t val_rows = data.val_fraction > 0
+                               ? PartOf(val_files.schema.Rows(), data.val_fraction, FilePart::kValidationTail).Size()
+                               : val_files.schema.Rows();
+  const int64_t val_bytes = (val_rows + world_.Size() - 1) / world_.Size() * val_files.schema.RowBytes();
+  RunAgreed(world_, [&] {
+    train_ = MakeTrainBatches(train_files, data, config_.train.batch_size, static_cast<uint64_t>(config_.train.seed),
+                              world_, device_, val_bytes);
+  });
+  RunAgreed(world_, [&] {
     val_.emplace(data.val_fraction > 0 ? ShardLoader::Load(val_files, world_.Comm(), device_, data.val_fraction,
                                                            FilePart::kValidationTail)
                                        : ShardLoader::Load(val_files, world_.Comm(), device_));
@@ -337,7 +348,9 @@ void Trainer::Step(int64_t epoch, int64_t step, EpochTotals& totals) {
     totals.compute_seconds += SecondsSince(t1);
   }
   const auto t2 = Clock::now();
+  comm_->BeginTimedSpan();
   sync_->AverageGradients();
+  comm_->EndTimedSpan();
   const auto t3 = Clock::now();
   if (config_.train.clip_grad_norm > 0) sync_->ClipGradNorm(config_.train.clip_grad_norm);
   const int64_t check_every = config_.train.nan_check_every;
@@ -423,6 +436,12 @@ EpochRecord Trainer::EndEpoch(int64_t epoch, const EpochTotals& totals) {
   record.data_seconds = totals.data_seconds;
   record.compute_seconds = totals.compute_seconds;
   record.comm_seconds = totals.comm_seconds;
+  // On CUDA the host does not wait for the all-reduce: the device's own timing of the step's
+  // wait for it is comm_seconds, and compute is the rest of the time not spent on data.
+  if (const std::optional<double> device_comm = comm_->TakeTimedSeconds()) {
+    record.comm_seconds = *device_comm;
+    record.compute_seconds = std::max(0.0, record.train_seconds - record.data_seconds - record.comm_seconds);
+  }
   record.skipped_steps = totals.skipped_steps;
   record.max_rss_mb = world_.MaxOverRanks(ResidentMegabytes());
   if (gpu_monitor_) RecordGpuStats(record);  // every rank's device is CUDA, or none is

@@ -4,9 +4,10 @@
 #   1. LibTorch built with the old C++ ABI (pip wheels before 2.7): stops, naming the fix;
 #   2. a CUDA LibTorch (libtorch_cuda.so, version.py) newer than the CUDA toolkit: stops;
 #   3. a CUDA LibTorch and no CUDA toolkit at all: stops with our message, not LibTorch's.
-# Usage: configure_checks.sh SOURCE_DIR TORCH_CONFIG_DIR (the real LibTorch's TorchConfig.cmake dir)
+# Usage: configure_checks.sh SOURCE_DIR TORCH_CONFIG_DIR GENERATOR
+#   (the real LibTorch's TorchConfig.cmake directory; the build's CMake generator)
 set -euo pipefail
-source_dir=$1 real_config=$2
+source_dir=$1 real_config=$2 generator=$3
 work=$(mktemp -d)
 trap '[[ -n ${KEEP:-} ]] || rm -rf "$work"' EXIT
 
@@ -40,7 +41,7 @@ expect_failure() {
   echo "ok: $name"
 }
 
-configure() { cmake -S "$source_dir" -B "$work/build-$1" -DCT_BUILD_TESTS=OFF "${@:2}"; }
+configure() { cmake -S "$source_dir" -B "$work/build-$1" -G "$generator" -DCT_BUILD_TESTS=OFF "${@:2}"; }
 
 fake_torch "$work/old-abi" "" 0
 expect_failure old_abi "built with the old C++ ABI (_GLIBCXX_USE_CXX11_ABI=0)" \
@@ -63,7 +64,7 @@ if unshare -m true 2>/dev/null; then
   path=$(tr ':' '\n' <<<"$PATH" | grep -v cuda | paste -sd:)
   expect_failure toolkit_missing "needs the CUDA toolkit (nvcc and headers) of that version or newer" \
     unshare -m bash -c "$hide exec env -u CUDA_PATH -u CUDAToolkit_ROOT PATH=$path cmake -S $source_dir \
-      -B $work/build-missing -DCT_BUILD_TESTS=OFF -DCMAKE_PREFIX_PATH=$work/cuda-12"
+      -B $work/build-missing -G '$generator' -DCT_BUILD_TESTS=OFF -DCMAKE_PREFIX_PATH=$work/cuda-12"
 else
   echo "skip: toolkit_missing (no mount namespaces here)"
 fi

@@ -35,7 +35,7 @@ grep -q "blocks of 50 rows .*an epoch trains on [0-9]* of the 4000 rows (9[0-9]%
   || { cat "$WORK/gzip.txt"; fail "auto block size: not one chunk for this small file"; }
 echo "ok: blocks sharding on a gzip-compressed h5py file with extra datasets"
 
-expect_failure 2 "over data.memory_budget" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.sharding=static \
+expect_failure 2 "over the budget of" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.sharding=static \
   --set data.memory_budget=0.001
 expect_failure 2 "every rank needs one" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.sharding=blocks \
   --set data.block_rows=4000
