@@ -18,4 +18,7 @@ std::vector<std::string> VisibleGpuBusIds();
 // Free bytes on the device now (cudaMemGetInfo), or nullopt where unknown.
 std::optional<int64_t> GpuFreeBytes(int device_index);
 
+// The device's compute capability major version (8: Ampere, 9: Hopper), or nullopt.
+std::optional<int> GpuComputeMajor(int device_index);
+
 }  // namespace ct

@@ -29,4 +29,11 @@ std::optional<int64_t> GpuFreeBytes(int device_index) {
   return static_cast<int64_t>(free_bytes);
 }
 
+std::optional<int> GpuComputeMajor(int device_index) {
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_index) != cudaSuccess)
+    return std::nullopt;
+  return major;
+}
+
 }  // namespace ct

@@ -9,4 +9,6 @@ std::vector<std::string> VisibleGpuBusIds() { return {}; }
 
 std::optional<int64_t> GpuFreeBytes(int /*device_index*/) { return std::nullopt; }
 
+std::optional<int> GpuComputeMajor(int /*device_index*/) { return std::nullopt; }
+
 }  // namespace ct

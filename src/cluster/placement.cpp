@@ -6,7 +6,9 @@
 #include "cluster/gather_strings.h"
 #include "cluster/gpu_assignment.h"
 #include "cluster/gpu_pci.h"
+#include "cluster/tf32.h"
 #include "util/error.h"
+#include "util/logging.h"
 
 namespace ct {
 namespace {
@@ -63,6 +65,8 @@ Placement PlaceThisRank(const Config& config, const MpiWorld& world) {
   if (cuda) placement.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(gpus.device_index));
   placement.binding = BindThisRank(config.runtime, world, gpus.bus_id_by_local_rank);
   ReportBindings(world, placement.binding, placement.device.str());
+  const Tf32Decision tf32 = ApplyTf32(config.runtime.tf32, placement.device);
+  if (world.Rank() == 0) spdlog::info("{}", tf32.reason);
   return placement;
 }
 

@@ -63,4 +63,10 @@ const std::vector<Spelling<BackendChoice>>& Spellings(BackendChoice) {
   return all;
 }
 
+const std::vector<Spelling<AutoOnOff>>& Spellings(AutoOnOff) {
+  static const std::vector<Spelling<AutoOnOff>> all{
+      {"auto", AutoOnOff::kAuto}, {"on", AutoOnOff::kOn}, {"off", AutoOnOff::kOff}};
+  return all;
+}
+
 }  // namespace ct

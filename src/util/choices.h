@@ -19,6 +19,7 @@ enum class ThresholdMode { kRel, kAbs };                     // train.plateau.th
 enum class ProgressStyle { kAuto, kBar, kLines };            // output.progress
 enum class Binding { kAuto, kNone };                         // runtime.bind
 enum class BackendChoice { kAuto, kMpi, kNccl };             // runtime.backend
+enum class AutoOnOff { kAuto, kOn, kOff };                   // runtime.tf32
 
 template <class E>
 struct Spelling {
@@ -39,6 +40,7 @@ const std::vector<Spelling<ThresholdMode>>& Spellings(ThresholdMode);
 const std::vector<Spelling<ProgressStyle>>& Spellings(ProgressStyle);
 const std::vector<Spelling<Binding>>& Spellings(Binding);
 const std::vector<Spelling<BackendChoice>>& Spellings(BackendChoice);
+const std::vector<Spelling<AutoOnOff>>& Spellings(AutoOnOff);
 
 // "bf16" for Precision::kBf16.
 template <class E>

@@ -407,6 +407,11 @@ std::vector<ConfigKey> BuildKeys() {
           "tiny values otherwise slow the CPU step 1.6x; false keeps PyTorch's default",
           [](Config & c) -> auto& { return c.runtime.flush_denormal; }),
       Choice(
+          "runtime.tf32",
+          "CUDA: float32 matmuls and convolutions on TF32 tensor cores (10-bit mantissa inputs, float32 sums); "
+          "auto = on for Ampere (sm_80) and later; no effect on CPU",
+          [](Config & c) -> auto& { return c.runtime.tf32; }),
+      Choice(
           "runtime.backend", "gradient all-reduce: auto = nccl for CUDA, mpi for CPU",
           [](Config & c) -> auto& { return c.runtime.backend; }),
       Real(
