@@ -18,6 +18,7 @@
 #include "util/error.h"
 #include "util/launcher_env.h"
 #include "util/logging.h"
+#include "util/malloc_tuning.h"
 
 namespace ct {
 
@@ -66,6 +67,7 @@ int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>
 }  // namespace ct
 
 int main(int argc, char** argv) {
+  ct::TuneMallocForTraining();  // before anything large is allocated
   CLI::App app{"clustertrain " CT_VERSION
                ": data-parallel trainer for scientific models (one process per GPU or core group).\n"
                "Launch with mpirun or srun; every subcommand also runs as a single process.\n"

@@ -114,15 +114,17 @@ def train(args):
 
 
 def compute_only(args):
-    """The step on training rows already in memory (the file's first batches, cycled, as
-    clustertrain's `bench step` does): no data loading, no communication."""
+    """The step on training rows already in memory (16 batches of rows drawn across the file,
+    cycled, as clustertrain's `bench step` does): no data loading, no communication."""
     torch.manual_seed(args.seed)
     model = vae_mlp(args.length, args.hidden, args.latent)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     with h5py.File(args.data, "r") as f:
-        pool = min(16, f[args.input_key].shape[0] // args.batch)
-        x = torch.from_numpy(f[args.input_key][: pool * args.batch]).view(pool, args.batch, -1)
-        y = torch.from_numpy(f[args.target_key][: pool * args.batch]).view(pool, args.batch, -1)
+        x_all, y_all = torch.from_numpy(f[args.input_key][:]), torch.from_numpy(f[args.target_key][:])
+    pool = min(16, x_all.shape[0] // args.batch)
+    rows = torch.randperm(x_all.shape[0], generator=torch.Generator().manual_seed(args.seed))[: pool * args.batch]
+    x = x_all.index_select(0, rows).view(pool, args.batch, -1)
+    y = y_all.index_select(0, rows).view(pool, args.batch, -1)
     eps = torch.randn(pool, args.batch, args.latent)
     times = []
     for i in range(args.warmup + args.steps):

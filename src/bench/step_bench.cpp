@@ -15,18 +15,30 @@
 #include "util/logging.h"
 
 namespace ct {
+namespace {
+
+double Median(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
+}  // namespace
 
 void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOptions& options) {
   const Placement placement = PlaceThisRank(config, world);
   const c10::Device device = placement.device;
   const int64_t batch = config.train.batch_size;
-  // This rank's first rows of the training file, in memory, cycled as training cycles through
-  // them (the data matters: random inputs drive the VAE's exp(logvar) into slower ranges).
+  // Batches of this rank's rows drawn as training draws them (shuffled across its whole share),
+  // made before the clock starts and cycled. The data matters: random inputs drive the VAE's
+  // exp(logvar) into slower ranges, and so do the demo file's first rows (1.17x slower here).
   const DatasetFiles files =
       OpenDatasetFiles("data.train", config.data.train, config.data.input_key, config.data.target_key, world.Comm());
-  const ShardLoader rows = ShardLoader::Load(files, world.Comm(), device);
+  ShardLoader rows = ShardLoader::Load(files, world.Comm(), device);
   if (rows.Rows() < batch) throw ConfigError("bench step: fewer rows than train.batch_size in " + files.Name());
   const int64_t pool = std::min<int64_t>(16, rows.Rows() / batch);
+  rows.Shuffle(static_cast<uint64_t>(config.train.seed), /*epoch=*/0, world.Rank());
+  std::vector<Batch> batches;
+  for (int64_t i = 0; i < pool; ++i) batches.push_back(rows.ShuffledBatch(i, batch));
   // The configured model and precision, as training runs them (model/forward.h).
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   const std::unique_ptr<Model> model = MakeModel(config.model, rows.RowDims(), rows.TargetDims());
@@ -34,20 +46,34 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   // Training's optimizer: Adam over flat parameter and gradient buffers.
   const std::vector<at::Tensor> params = model->Parameters();
   FlatAdam optimizer(params, FlatAdam::OwnGradients(params), AdamSettings{});
-  std::vector<double> seconds;
+  // Where a step's time goes, per phase (CPU: each phase has finished when the next begins;
+  // on CUDA only the whole step is timed, as per-phase syncs would change it).
+  std::vector<double> seconds, forward_s, backward_s, optimizer_s;
+  using Clock = std::chrono::steady_clock;
+  const auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   for (int i = 0; i < options.warmup + options.steps; ++i) {
-    const Batch b = rows.Rows((i % pool) * batch, batch);
-    const auto start = std::chrono::steady_clock::now();
+    const Batch& b = batches[static_cast<size_t>(i % pool)];
+    const auto start = Clock::now();
     optimizer.ZeroGrad();
-    ForwardAndLoss(*model, b, config.model.beta, config.train.precision).total.backward();
+    const at::Tensor loss = ForwardAndLoss(*model, b, config.model.beta, config.train.precision).total;
+    const double forward = since(start);
+    loss.backward();
+    const double backward = since(start) - forward;
     optimizer.Step(config.train.lr);
     if (device.is_cuda()) torch::cuda::synchronize(device.index());
     if (i >= options.warmup) {
-      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      seconds.push_back(since(start));
+      forward_s.push_back(forward);
+      backward_s.push_back(backward);
+      optimizer_s.push_back(seconds.back() - forward - backward);
     }
   }
-  std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
-  const double step = seconds[seconds.size() / 2];
+  const double step = Median(seconds);
+  // The usual estimate of a step's arithmetic: 6 FLOP per weight of each matrix (2-D weight) and
+  // sample (forward, and backward's two products).
+  int64_t matrix_weights = 0;
+  for (const at::Tensor& p : params) matrix_weights += p.dim() == 2 ? p.numel() : 0;
+  const double gflops = 6.0 * static_cast<double>(matrix_weights) * static_cast<double>(batch) / step / 1e9;
   const std::vector<std::string> steps = GatherStrings(world.Comm(), fmt::format("{:.6f}", step), 0);
   if (world.Rank() != 0) return;
   double mean_step = 0;
@@ -55,9 +81,11 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   // Machine-readable for bench/run.sh; samples/s is per process.
   fmt::print(
       "{{\"compute_only_samples_per_s\": {:.1f}, \"step_ms\": {:.3f}, \"threads\": {}, \"ranks\": {}, "
-      "\"batch\": {}, \"device\": \"{}\", \"model\": \"{}\", \"precision\": \"{}\"}}\n",
+      "\"batch\": {}, \"device\": \"{}\", \"model\": \"{}\", \"precision\": \"{}\", \"matrix_gflops\": {:.1f}, "
+      "\"forward_ms\": {:.3f}, \"backward_ms\": {:.3f}, \"optimizer_ms\": {:.3f}}}\n",
       static_cast<double>(batch) / mean_step, 1e3 * mean_step, placement.binding.threads, world.Size(), batch,
-      device.str(), NameOf(config.model.kind), NameOf(config.train.precision));
+      device.str(), NameOf(config.model.kind), NameOf(config.train.precision), gflops, 1e3 * Median(forward_s),
+      1e3 * Median(backward_s), 1e3 * Median(optimizer_s));
 }
 
 }  // namespace ct

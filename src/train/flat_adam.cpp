@@ -34,7 +34,10 @@ FlatAdam::FlatAdam(std::vector<at::Tensor> params, std::vector<GradientBucket> g
     }
     groups_.back().exp_avg = at::zeros_like(group.grads);
     groups_.back().exp_avg_sq = at::zeros_like(group.grads);
+    groups_.back().step = at::zeros({}, group.grads.options().dtype(at::kFloat));
   }
+  fused_ = settings_.fused && !groups_.empty() && HasFusedKernel(groups_.front().grads.device()) &&
+           groups_.front().grads.scalar_type() == at::kFloat;
   for (size_t i = 0; i < params_.size(); ++i) {
     if (group_of_[i] == groups_.size()) throw Error("FlatAdam: a parameter belongs to no group");
   }
@@ -57,6 +60,43 @@ std::vector<GradientBucket> FlatAdam::OwnGradients(const std::vector<at::Tensor>
   return {group};
 }
 
+bool FlatAdam::HasFusedKernel(const c10::Device& device) {
+  // _fused_adam_ came with LibTorch 2.0 for CUDA and 2.4 for CPU.
+#if CT_LIBTORCH_MAJOR >= 2
+  return device.is_cuda() || CT_LIBTORCH_MAJOR > 2 || CT_LIBTORCH_MINOR >= 4;
+#else
+  (void)device;
+  return false;
+#endif
+}
+
+// One kernel pass over each flat group: the moments and the parameters read and written once
+// (the unfused update makes five passes). Its step count is a tensor on the device, set here
+// from steps_ (no host sync: a fill), so checkpoints keep one count and resume either way.
+void FlatAdam::FusedStep(double lr) {
+#if CT_LIBTORCH_MAJOR >= 2
+  std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
+  for (Group& g : groups_) {
+    g.step.fill_(static_cast<double>(steps_));
+    params.push_back(g.params);
+    grads.push_back(g.grads);
+    exp_avgs.push_back(g.exp_avg);
+    exp_avg_sqs.push_back(g.exp_avg_sq);
+    steps.push_back(g.step);
+  }
+  const AdamSettings& s = settings_;
+  if (s.weight_decay > 0) {
+    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, s.beta1, s.beta2,
+                      s.weight_decay, s.eps, /*amsgrad=*/false, /*maximize=*/false);
+  } else {
+    at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, s.beta1, s.beta2,
+                     /*weight_decay=*/0.0, s.eps, /*amsgrad=*/false, /*maximize=*/false);
+  }
+#else
+  (void)lr;
+#endif
+}
+
 at::Tensor FlatAdam::View(const at::Tensor& flat, size_t param) const {
   return flat.narrow(0, offset_of_[param], params_[param].numel()).view(params_[param].sizes());
 }
@@ -68,10 +108,15 @@ void FlatAdam::ZeroGrad() {
   for (Group& group : groups_) group.grads.zero_();
 }
 
-// torch.optim.Adam's single-tensor update (and AdamW's decay), elementwise over each flat group.
+// torch.optim.Adam's single-tensor update (and AdamW's decay), elementwise over each flat group;
+// or LibTorch's fused kernel (torch.optim.Adam(fused=True)) where it has one for the device.
 void FlatAdam::Step(double lr) {
   c10::NoGradGuard no_grad;
   ++steps_;
+  if (fused_) {
+    FusedStep(lr);
+    return;
+  }
   const double b1 = settings_.beta1, b2 = settings_.beta2;
   const double bias_correction1 = 1 - std::pow(b1, static_cast<double>(steps_));
   const double bias_correction2_sqrt = std::sqrt(1 - std::pow(b2, static_cast<double>(steps_)));

@@ -21,6 +21,7 @@ namespace ct {
 struct AdamSettings {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weight_decay = 0.0;  // decoupled (AdamW): p *= 1 - lr * weight_decay before the update
+  bool fused = true;          // LibTorch's fused kernel where it has one for the device (HasFusedKernel)
 };
 
 class FlatAdam {
@@ -36,6 +37,10 @@ class FlatAdam {
   // One update with learning rate `lr`; every parameter's .grad must alias its group's buffer.
   void Step(double lr);
 
+  // Whether this LibTorch has a fused Adam kernel for `device` (CUDA from 2.0, CPU from 2.4).
+  static bool HasFusedKernel(const c10::Device& device);
+  bool Fused() const { return fused_; }
+
   // For checkpoints: the updates done, and each parameter's moments as views of the buffers.
   int64_t Steps() const { return steps_; }
   void SetSteps(int64_t steps) { steps_ = steps; }
@@ -46,7 +51,9 @@ class FlatAdam {
  private:
   struct Group {
     at::Tensor params, grads, exp_avg, exp_avg_sq;  // flat, one layout
+    at::Tensor step;                                // the fused kernel's step count: [] float32
   };
+  void FusedStep(double lr);
   // Parameter `param`'s place in one of its group's flat buffers, with its shape.
   at::Tensor View(const at::Tensor& flat, size_t param) const;
 
@@ -56,6 +63,7 @@ class FlatAdam {
   std::vector<size_t> group_of_;
   std::vector<int64_t> offset_of_;
   int64_t steps_ = 0;
+  bool fused_ = false;
 };
 
 }  // namespace ct

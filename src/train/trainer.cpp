@@ -231,6 +231,11 @@ void Trainer::BuildOptimizerAndSchedules() {
   AdamSettings adam;
   adam.weight_decay = train.weight_decay;
   optimizer_ = std::make_unique<FlatAdam>(model_->Parameters(), sync_->Buckets(), adam);
+  if (lead_) {
+    spdlog::info("optimizer: {} over {} flat buffer(s), {}", adam.weight_decay > 0 ? "AdamW" : "Adam",
+                 sync_->NumBuckets(),
+                 optimizer_->Fused() ? "LibTorch's fused kernel" : "five vectorised passes (no fused kernel here)");
+  }
   early_stop_.emplace(train.plateau, train.early_stop_patience);
   best_.emplace(train.plateau);
 }

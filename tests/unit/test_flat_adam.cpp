@@ -47,13 +47,15 @@ double RelativeDifference(const at::Tensor& a, const at::Tensor& b) {
   return ((a - b).abs().max() / b.abs().max()).item<double>();
 }
 
-void CheckAgainst(const std::string& name, double weight_decay) {
+void CheckAgainst(const std::string& name, double weight_decay, bool fused) {
   const c10::impl::GenericDict reference = LoadReference();
   std::vector<at::Tensor> params;
   for (const at::Tensor& t : Tensors(reference.at("initial"))) params.push_back(t.clone().requires_grad_(true));
   AdamSettings settings;
   settings.weight_decay = weight_decay;
+  settings.fused = fused;
   FlatAdam adam(params, TwoBuckets(params), settings);
+  ASSERT_EQ(adam.Fused(), fused);
   const at::Tensor lrs = reference.at("lrs").toTensor();
   const c10::IValue grads = reference.at("grads");
   for (int64_t step = 0; step < lrs.size(0); ++step) {
@@ -78,9 +80,20 @@ void CheckAgainst(const std::string& name, double weight_decay) {
   EXPECT_NE(params[1].storage().data(), params[0].storage().data());
 }
 
-TEST(FlatAdam, EqualsTorchOptimAdamOver100Steps) { CheckAgainst("adam", 0.0); }
+TEST(FlatAdam, EqualsTorchOptimAdamOver100Steps) { CheckAgainst("adam", 0.0, /*fused=*/false); }
 
-TEST(FlatAdam, EqualsTorchOptimAdamWOver100Steps) { CheckAgainst("adamw", 0.1); }
+TEST(FlatAdam, EqualsTorchOptimAdamWOver100Steps) { CheckAgainst("adamw", 0.1, /*fused=*/false); }
+
+// LibTorch's fused kernel (at::_fused_adam_, _fused_adamw_) over the same flat buffers.
+TEST(FlatAdam, FusedEqualsTorchOptimAdamOver100Steps) {
+  if (!FlatAdam::HasFusedKernel(c10::Device(c10::kCPU))) GTEST_SKIP() << "no fused CPU Adam before LibTorch 2.4";
+  CheckAgainst("adam", 0.0, /*fused=*/true);
+}
+
+TEST(FlatAdam, FusedEqualsTorchOptimAdamWOver100Steps) {
+  if (!FlatAdam::HasFusedKernel(c10::Device(c10::kCPU))) GTEST_SKIP() << "no fused CPU Adam before LibTorch 2.4";
+  CheckAgainst("adamw", 0.1, /*fused=*/true);
+}
 
 TEST(FlatAdam, WithoutDecayAdamWIsNotAdam) {
   // The two references differ, so each test above can tell them apart.
