@@ -134,11 +134,9 @@ gpu_check() {
                 --set train.device=cuda)
   "$BUILD_DIR"/clustertrain train "${common[@]}" --set output.dir=/tmp/ct-gpu/run --set train.epochs=3 \
     --set output.checkpoint_every=0 --set output.log_every=0 --set output.tensorboard=true
-  echo "gpu_check: compute-only step on one GPU (batch 128, then 1024):"
-  "$BUILD_DIR"/clustertrain bench step "${common[@]}" 2>/dev/null | tail -1
-  "$BUILD_DIR"/clustertrain bench step "${common[@]}" --set train.batch_size=1024 2>/dev/null | tail -1
   echo "gpu_check: full step (training samples/s per epoch) and comm seconds (CUDA events):"
   grep -o '"samples_per_s":[0-9.]*\|"comm_seconds":[0-9.e-]*' /tmp/ct-gpu/run/metrics.jsonl | paste -sd' '
+  graph_steps "${common[@]}"
   # Issue 20 on a GPU: the records carry the caching allocator's peaks (and NVML's utilisation
   # where the driver's library loads), and TensorBoard's files are there.
   echo "gpu_check: GPU memory and utilisation per epoch:"
@@ -146,6 +144,33 @@ gpu_check() {
   grep -q '"gpu_mem_allocated_mb":[1-9]' /tmp/ct-gpu/run/metrics.jsonl || { echo "gpu_check: FAIL: no GPU memory peak in the records"; exit 1; }
   ls /tmp/ct-gpu/run/tensorboard/events.out.tfevents.* >/dev/null || { echo "gpu_check: FAIL: no TensorBoard event file"; exit 1; }
   echo "gpu_check: all GPU checks passed"
+}
+
+# Issue 19 on a GPU: compute-only and full-step samples/s at batch 128 and 1024, eager and with
+# the CUDA graph (runtime.cuda_graph=on), and Python's torch.compile(mode="reduce-overhead");
+# the graph's losses must equal the eager ones to float32 rounding.
+graph_steps() {
+  local batch graph
+  for batch in 128 1024; do
+    for graph in off on; do
+      echo "gpu_check: batch $batch, runtime.cuda_graph=$graph: compute-only, then full step:"
+      "$BUILD_DIR"/clustertrain bench step "$@" --set train.batch_size=$batch --set runtime.cuda_graph=$graph 2>/dev/null | tail -1
+      "$BUILD_DIR"/clustertrain train "$@" --set train.batch_size=$batch --set runtime.cuda_graph=$graph \
+        --set output.dir=/tmp/ct-gpu/graph-$batch-$graph --set train.epochs=2 --set output.checkpoint_every=0 \
+        --set output.log_every=0 2>&1 | grep -E "cuda_graph|^epoch"
+    done
+    python3 - "$batch" <<'PY' || { echo "gpu_check: FAIL: the CUDA-graph step's losses differ from the eager step's"; exit 1; }
+import json, sys
+batch = sys.argv[1]
+runs = {g: [json.loads(l) for l in open(f"/tmp/ct-gpu/graph-{batch}-{g}/metrics.jsonl")] for g in ("off", "on")}
+for eager, graph in zip(runs["off"], runs["on"]):
+    for key in ("train_loss", "val_loss"):
+        assert abs(eager[key] - graph[key]) <= 1e-4 * abs(eager[key]), (key, eager[key], graph[key])
+print(f"gpu_check: batch {batch}: graph and eager losses equal to 1e-4 relative")
+PY
+    (cd bench/peer && python3 compile_step.py --batch "$batch" --compile none && \
+      python3 compile_step.py --batch "$batch") 2>&1 | grep -E "samples_per_s|Error" || true
+  done
 }
 
 case "${1:-}" in

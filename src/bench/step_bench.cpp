@@ -10,6 +10,7 @@
 #include "data/shard_loader.h"
 #include "model/forward.h"
 #include "model/make_model.h"
+#include "train/cuda_graph_step.h"
 #include "train/flat_adam.h"
 #include "util/error.h"
 #include "util/logging.h"
@@ -46,6 +47,20 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   // Training's optimizer: Adam over flat parameter and gradient buffers.
   const std::vector<at::Tensor> params = model->Parameters();
   FlatAdam optimizer(params, FlatAdam::OwnGradients(params), AdamSettings{});
+  // runtime.cuda_graph=on on a GPU: the step replayed from one graph, as training replays it.
+  std::unique_ptr<GraphStep> graph;
+  at::Tensor lr_on_device;
+  if (device.is_cuda() && config.runtime.cuda_graph == AutoOnOff::kOn && optimizer.Capturable()) {
+    graph = MakeCudaGraphStep(device, /*warmup_steps=*/3);
+    lr_on_device = at::full({}, config.train.lr, at::TensorOptions().dtype(at::kFloat).device(device));
+  }
+  const auto graph_body = [&](const Batch& captured) {
+    optimizer.ZeroGrad();
+    const at::Tensor loss = ForwardAndLoss(*model, captured, config.model.beta, config.train.precision).total;
+    loss.backward();
+    optimizer.StepOnDevice(lr_on_device);
+    return loss.detach();
+  };
   // Where a step's time goes, per phase (CPU: each phase has finished when the next begins;
   // on CUDA only the whole step is timed, as per-phase syncs would change it).
   std::vector<double> seconds, forward_s, backward_s, optimizer_s;
@@ -54,6 +69,18 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   for (int i = 0; i < options.warmup + options.steps; ++i) {
     const Batch& b = batches[static_cast<size_t>(i % pool)];
     const auto start = Clock::now();
+    if (graph) {
+      graph->Run(b, graph_body);
+      optimizer.CountStep();
+      torch::cuda::synchronize(device.index());
+      if (i >= options.warmup) {
+        seconds.push_back(since(start));
+        forward_s.push_back(0);  // one graph: no phases
+        backward_s.push_back(0);
+        optimizer_s.push_back(0);
+      }
+      continue;
+    }
     optimizer.ZeroGrad();
     const at::Tensor loss = ForwardAndLoss(*model, b, config.model.beta, config.train.precision).total;
     const double forward = since(start);
@@ -82,10 +109,10 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   fmt::print(
       "{{\"compute_only_samples_per_s\": {:.1f}, \"step_ms\": {:.3f}, \"threads\": {}, \"ranks\": {}, "
       "\"batch\": {}, \"device\": \"{}\", \"model\": \"{}\", \"precision\": \"{}\", \"matrix_gflops\": {:.1f}, "
-      "\"forward_ms\": {:.3f}, \"backward_ms\": {:.3f}, \"optimizer_ms\": {:.3f}}}\n",
+      "\"forward_ms\": {:.3f}, \"backward_ms\": {:.3f}, \"optimizer_ms\": {:.3f}, \"cuda_graph\": {}}}\n",
       static_cast<double>(batch) / mean_step, 1e3 * mean_step, placement.binding.threads, world.Size(), batch,
       device.str(), NameOf(config.model.kind), NameOf(config.train.precision), gflops, 1e3 * Median(forward_s),
-      1e3 * Median(backward_s), 1e3 * Median(optimizer_s));
+      1e3 * Median(backward_s), 1e3 * Median(optimizer_s), graph ? "true" : "false");
 }
 
 }  // namespace ct

@@ -136,16 +136,22 @@ struct NcclCommunicator::State {
   // Runs `collective` on the communication stream after the compute stream's work so far.
   std::shared_ptr<NcclEvents> Launch(const std::string& op, const std::function<void(cudaStream_t)>& collective) {
     DeviceGuard guard(device);  // hooks may run this on autograd's threads
+    // Inside a CUDA-graph capture (train/cuda_graph_step.h) the event waits below become the
+    // graph's fork and join, and nothing runs yet: the watchdog gets no events to poll (querying
+    // a captured event is an error); the hang watchdog guards replays.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    CUDA_CHECK(cudaStreamIsCapturing(ComputeStream(device), &capture));
+    const bool capturing = capture != cudaStreamCaptureStatusNone;
     auto events = std::make_shared<NcclEvents>(op);
     cudaEvent_t ready = nullptr;
     CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
     CUDA_CHECK(cudaEventRecord(ready, ComputeStream(device)));
     CUDA_CHECK(cudaStreamWaitEvent(stream, ready, 0));
     cudaEventDestroy(ready);  // released once it completes
-    CUDA_CHECK(cudaEventRecord(events->start, stream));
+    if (!capturing) CUDA_CHECK(cudaEventRecord(events->start, stream));
     collective(stream);
     CUDA_CHECK(cudaEventRecord(events->end, stream));
-    {
+    if (!capturing) {
       std::lock_guard<std::mutex> lock(mutex);
       pending.push_back(events);
     }
@@ -354,6 +360,7 @@ void NcclCommunicator::EndTimedSpan() {
 
 // Once per epoch: waits for the last span's end (the epoch's end waits for the device anyway).
 std::optional<double> NcclCommunicator::TakeTimedSeconds() {
+  if (state_->spans_used == 0) return std::nullopt;  // none timed (a CUDA-graph step: see trainer.cpp)
   DeviceGuard guard(state_->device);
   double seconds = 0;
   for (size_t i = 0; i < state_->spans_used; ++i) {

@@ -41,9 +41,21 @@ class FlatAdam {
   static bool HasFusedKernel(const c10::Device& device);
   bool Fused() const { return fused_; }
 
+  // An update whose every input lives on the device, for a CUDA graph (train/cuda_graph_step.h):
+  // the learning rate is a tensor (`lr`, [] float32, filled before each replay) and the step count
+  // is incremented by the kernels themselves, so that a replayed step uses this step's values,
+  // not the captured ones. Only with the fused kernel (Capturable()). CountStep() then counts it
+  // on the host, after the step ran, for checkpoints.
+  bool Capturable() const { return fused_; }
+  void StepOnDevice(const at::Tensor& lr);
+  void CountStep() { ++steps_; }
+
   // For checkpoints: the updates done, and each parameter's moments as views of the buffers.
   int64_t Steps() const { return steps_; }
-  void SetSteps(int64_t steps) { steps_ = steps; }
+  void SetSteps(int64_t steps) {
+    steps_ = steps;
+    device_steps_set_ = false;
+  }
   at::Tensor ExpAvg(size_t param) const;
   at::Tensor ExpAvgSq(size_t param) const;
   const std::vector<at::Tensor>& Params() const { return params_; }
@@ -64,6 +76,7 @@ class FlatAdam {
   std::vector<int64_t> offset_of_;
   int64_t steps_ = 0;
   bool fused_ = false;
+  bool device_steps_set_ = false;  // the groups' step tensors hold steps_ (StepOnDevice)
 };
 
 }  // namespace ct

@@ -236,6 +236,20 @@ void Trainer::BuildOptimizerAndSchedules() {
                  sync_->NumBuckets(),
                  optimizer_->Fused() ? "LibTorch's fused kernel" : "five vectorised passes (no fused kernel here)");
   }
+  GraphFacts graph;
+  graph.cuda = device_.is_cuda();
+  graph.built = CudaGraphsBuilt();
+  graph.torchscript = config_.model.kind == ModelKind::kTorchScript;
+  graph.bf16 = train.precision == Precision::kBf16;
+  graph.accumulation = train.accumulation_steps;
+  graph.capturable_optimizer = optimizer_->Capturable();
+  graph.skip_nonfinite = train.nan_check_every > 0 && train.on_nonfinite == OnNonFinite::kSkip;
+  const GraphDecision captured = DecideCudaGraph(config_.runtime.cuda_graph, graph);
+  if (lead_) spdlog::info("{}", captured.reason);
+  if (captured.use) {
+    graph_step_ = MakeCudaGraphStep(device_, /*warmup_steps=*/3);
+    lr_on_device_ = at::zeros({}, at::TensorOptions().dtype(at::kFloat).device(device_));
+  }
   early_stop_.emplace(train.plateau, train.early_stop_patience);
   best_.emplace(train.plateau);
 }
@@ -337,6 +351,10 @@ void Trainer::Step(int64_t epoch, int64_t step, EpochTotals& totals) {
   // Sampling noise: per rank and per step, so that a resumed run draws the same noise.
   torch::manual_seed(MixSeed(static_cast<uint64_t>(config_.train.seed), 0xC0FFEE + static_cast<uint64_t>(global_step_),
                              static_cast<uint64_t>(world_.Rank())));
+  if (graph_step_) {
+    CapturedStep(epoch, step, totals);
+    return;
+  }
   optimizer_->ZeroGrad();
   for (int64_t micro = 0; micro < accumulation; ++micro) {
     const auto t0 = Clock::now();
@@ -368,6 +386,41 @@ void Trainer::Step(int64_t epoch, int64_t step, EpochTotals& totals) {
   }
   totals.comm_seconds += std::chrono::duration<double>(t3 - t2).count();
   totals.compute_seconds += SecondsSince(t3);
+}
+
+// runtime.cuda_graph: the step replayed from one CUDA graph (train/cuda_graph_step.h). What
+// differs per step is set on the device before the replay: the batch (copied into the graph's
+// buffers), the learning rate, the noise's seed (set by Step). The all-reduce runs inside the
+// graph, so comm_seconds is not split out of compute_seconds. Nothing but the batch copy and the
+// lr fill is launched outside the graph, and nothing waits on the host.
+void Trainer::CapturedStep(int64_t epoch, int64_t step, EpochTotals& totals) {
+  const auto t0 = Clock::now();
+  const Batch b = train_->Next();  // [B, L] each
+  const auto t1 = Clock::now();
+  lr_on_device_.fill_(lr_->ForStep(global_step_));
+  const at::Tensor losses = graph_step_->Run(b, [this](const Batch& batch) { return StepBodyForGraph(batch); });
+  optimizer_->CountStep();
+  totals.step_losses[step] += losses;
+  const int64_t check_every = config_.train.nan_check_every;
+  // on_nonfinite=stop only (skip never captures): the update has run, the run stops anyway.
+  if (check_every > 0 && (global_step_ + 1) % check_every == 0 &&
+      world_.AnyRank(!std::isfinite(totals.step_losses[step][0].item<float>()))) {
+    HandleNonFiniteStep(epoch, step, totals);
+  }
+  totals.data_seconds += std::chrono::duration<double>(t1 - t0).count();
+  totals.compute_seconds += SecondsSince(t1);
+}
+
+// What the graph holds: one whole step on `batch`, its loss terms [3] returned.
+at::Tensor Trainer::StepBodyForGraph(const Batch& batch) {
+  optimizer_->ZeroGrad();
+  const LossTerms loss = ForwardAndLoss(*model_, batch, config_.model.beta, config_.train.precision);
+  sync_->PrepareBackward(/*communicate=*/true);
+  loss.total.backward();
+  sync_->AverageGradients();
+  if (config_.train.clip_grad_norm > 0) sync_->ClipGradNorm(config_.train.clip_grad_norm);
+  optimizer_->StepOnDevice(lr_on_device_);
+  return at::stack({loss.total.detach(), loss.per_sample.mse.mean().detach(), loss.per_sample.kl.mean().detach()});
 }
 
 // train.on_nonfinite: stop the run, or leave the step out (not applied; NaN losses, which the

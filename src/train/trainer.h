@@ -18,6 +18,7 @@
 #include "data/train_batches.h"
 #include "model/model.h"
 #include "train/checkpoint.h"
+#include "train/cuda_graph_step.h"
 #include "train/flat_adam.h"
 #include "train/hang_watchdog.h"
 #include "train/host_sync_counter.h"
@@ -66,6 +67,8 @@ class Trainer {
   // The loop.
   EpochTotals TrainEpoch(int64_t epoch);
   void Step(int64_t epoch, int64_t step, EpochTotals& totals);
+  void CapturedStep(int64_t epoch, int64_t step, EpochTotals& totals);
+  at::Tensor StepBodyForGraph(const Batch& batch);
   void HandleNonFiniteStep(int64_t epoch, int64_t step, EpochTotals& totals);
   bool StopRequestedEverywhere();
   [[noreturn]] void CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const at::Tensor& step_losses);
@@ -92,6 +95,8 @@ class Trainer {
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<GradientSync> sync_;
   std::unique_ptr<FlatAdam> optimizer_;
+  std::unique_ptr<GraphStep> graph_step_;  // runtime.cuda_graph, where the step is captured
+  at::Tensor lr_on_device_;                // its learning rate, [] float32, set before each replay
   std::optional<LrSchedule> lr_;
   std::optional<EarlyStopping> early_stop_;
   std::optional<BestEpoch> best_;

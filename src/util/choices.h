@@ -19,7 +19,7 @@ enum class ThresholdMode { kRel, kAbs };                     // train.plateau.th
 enum class ProgressStyle { kAuto, kBar, kLines };            // output.progress
 enum class Binding { kAuto, kNone };                         // runtime.bind
 enum class BackendChoice { kAuto, kMpi, kNccl };             // runtime.backend
-enum class AutoOnOff { kAuto, kOn, kOff };                   // runtime.tf32
+enum class AutoOnOff { kAuto, kOn, kOff };                   // runtime.tf32, runtime.cuda_graph
 
 template <class E>
 struct Spelling {

@@ -81,11 +81,12 @@ struct OutputConfig {
 };
 
 struct RuntimeConfig {
-  Binding bind = Binding::kAuto;      // auto: hwloc self-binding; none: keep the launcher's binding
-  int64_t threads = 0;                // 0 = auto: the cores this rank is bound to
-  int64_t interop_threads = 0;        // 0 = auto: LibTorch's default
-  bool flush_denormal = true;         // CPU: subnormal floats become zero (FTZ/DAZ), see self_binding.cpp
-  AutoOnOff tf32 = AutoOnOff::kAuto;  // CUDA: TF32 tensor-core matmuls and convolutions (cluster/tf32.h)
+  Binding bind = Binding::kAuto;            // auto: hwloc self-binding; none: keep the launcher's binding
+  int64_t threads = 0;                      // 0 = auto: the cores this rank is bound to
+  int64_t interop_threads = 0;              // 0 = auto: LibTorch's default
+  bool flush_denormal = true;               // CPU: subnormal floats become zero (FTZ/DAZ), see self_binding.cpp
+  AutoOnOff tf32 = AutoOnOff::kAuto;        // CUDA: TF32 tensor-core matmuls and convolutions (cluster/tf32.h)
+  AutoOnOff cuda_graph = AutoOnOff::kAuto;  // CUDA: the step replayed from one graph (train/cuda_graph_step.h)
   BackendChoice backend = BackendChoice::kAuto;
   double bucket_mb = 25.0;                           // gradient bucket size (PyTorch DDP's default)
   bool overlap = true;                               // all-reduce buckets during backward

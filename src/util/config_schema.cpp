@@ -412,6 +412,11 @@ std::vector<ConfigKey> BuildKeys() {
           "auto = on for Ampere (sm_80) and later; no effect on CPU",
           [](Config & c) -> auto& { return c.runtime.tf32; }),
       Choice(
+          "runtime.cuda_graph",
+          "CUDA: capture the whole step (forward, backward, all-reduce, Adam) in one CUDA graph and replay it; "
+          "on: where it can (else eager steps, with the reason logged); auto: eager until checked on a GPU",
+          [](Config & c) -> auto& { return c.runtime.cuda_graph; }),
+      Choice(
           "runtime.backend", "gradient all-reduce: auto = nccl for CUDA, mpi for CPU",
           [](Config & c) -> auto& { return c.runtime.backend; }),
       Real(

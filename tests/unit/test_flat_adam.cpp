@@ -47,7 +47,12 @@ double RelativeDifference(const at::Tensor& a, const at::Tensor& b) {
   return ((a - b).abs().max() / b.abs().max()).item<double>();
 }
 
-void CheckAgainst(const std::string& name, double weight_decay, bool fused) {
+// How the test steps the optimizer: Step(lr) unfused or fused, or StepOnDevice(lr tensor) as a
+// CUDA graph's replay does (the step count advanced by the kernels, the lr read from a tensor).
+enum class Update { kPasses, kFused, kOnDevice };
+
+void CheckAgainst(const std::string& name, double weight_decay, Update update) {
+  const bool fused = update != Update::kPasses;
   const c10::impl::GenericDict reference = LoadReference();
   std::vector<at::Tensor> params;
   for (const at::Tensor& t : Tensors(reference.at("initial"))) params.push_back(t.clone().requires_grad_(true));
@@ -62,7 +67,13 @@ void CheckAgainst(const std::string& name, double weight_decay, bool fused) {
     adam.ZeroGrad();
     const std::vector<at::Tensor> g = Tensors(grads.toListRef()[static_cast<size_t>(step)]);
     for (size_t i = 0; i < params.size(); ++i) params[i].grad().add_(g[i]);  // as backward accumulates
-    adam.Step(lrs[step].item<double>());
+    if (update == Update::kOnDevice) {
+      const at::Tensor lr = at::full({}, lrs[step].item<double>(), at::kFloat);
+      adam.StepOnDevice(lr);
+      adam.CountStep();
+    } else {
+      adam.Step(lrs[step].item<double>());
+    }
   }
   const c10::impl::GenericDict expected = reference.at(name).toGenericDict();
   const auto want_params = Tensors(expected.at("params")), want_m = Tensors(expected.at("exp_avg")),
@@ -80,19 +91,26 @@ void CheckAgainst(const std::string& name, double weight_decay, bool fused) {
   EXPECT_NE(params[1].storage().data(), params[0].storage().data());
 }
 
-TEST(FlatAdam, EqualsTorchOptimAdamOver100Steps) { CheckAgainst("adam", 0.0, /*fused=*/false); }
+TEST(FlatAdam, EqualsTorchOptimAdamOver100Steps) { CheckAgainst("adam", 0.0, Update::kPasses); }
 
-TEST(FlatAdam, EqualsTorchOptimAdamWOver100Steps) { CheckAgainst("adamw", 0.1, /*fused=*/false); }
+TEST(FlatAdam, EqualsTorchOptimAdamWOver100Steps) { CheckAgainst("adamw", 0.1, Update::kPasses); }
 
 // LibTorch's fused kernel (at::_fused_adam_, _fused_adamw_) over the same flat buffers.
 TEST(FlatAdam, FusedEqualsTorchOptimAdamOver100Steps) {
   if (!FlatAdam::HasFusedKernel(c10::Device(c10::kCPU))) GTEST_SKIP() << "no fused CPU Adam before LibTorch 2.4";
-  CheckAgainst("adam", 0.0, /*fused=*/true);
+  CheckAgainst("adam", 0.0, Update::kFused);
 }
 
 TEST(FlatAdam, FusedEqualsTorchOptimAdamWOver100Steps) {
   if (!FlatAdam::HasFusedKernel(c10::Device(c10::kCPU))) GTEST_SKIP() << "no fused CPU Adam before LibTorch 2.4";
-  CheckAgainst("adamw", 0.1, /*fused=*/true);
+  CheckAgainst("adamw", 0.1, Update::kFused);
+}
+
+// The CUDA graph's update, run eagerly on the CPU: same kernel, lr and step count on the device.
+TEST(FlatAdam, OnDeviceCountersEqualTorchOptimAdamAndAdamW) {
+  if (!FlatAdam::HasFusedKernel(c10::Device(c10::kCPU))) GTEST_SKIP() << "no fused CPU Adam before LibTorch 2.4";
+  CheckAgainst("adam", 0.0, Update::kOnDevice);
+  CheckAgainst("adamw", 0.1, Update::kOnDevice);
 }
 
 TEST(FlatAdam, WithoutDecayAdamWIsNotAdam) {
