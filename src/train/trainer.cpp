@@ -230,6 +230,9 @@ void Trainer::BuildOptimizerAndSchedules() {
   // Adam over flat parameter buffers laid out as the gradient buckets (the parameters become views).
   AdamSettings adam;
   adam.weight_decay = train.weight_decay;
+  // The fused kernel on CUDA only: LibTorch's CPU kernel reads its step count with item() every
+  // step, a host read that the no-sync invariant of the loop (tests/e2e/run_outputs.sh) forbids.
+  adam.fused = device_.is_cuda();
   optimizer_ = std::make_unique<FlatAdam>(model_->Parameters(), sync_->Buckets(), adam);
   if (lead_) {
     spdlog::info("optimizer: {} over {} flat buffer(s), {}", adam.weight_decay > 0 ? "AdamW" : "Adam",
