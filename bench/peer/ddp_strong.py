@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from ddp_vae import Forward, vae_mlp
+from ddp_vae import Forward, add_training_arguments, vae_mlp
 
 
 def train(args):
@@ -65,19 +65,7 @@ def train(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default="data/gw_train.h5")
-    parser.add_argument("--input-key", default="input")
-    parser.add_argument("--target-key", default="target")
-    parser.add_argument("--length", type=int, default=1024)
-    parser.add_argument("--hidden", type=int, nargs="+", default=[512, 256])
-    parser.add_argument("--latent", type=int, default=16)
-    parser.add_argument("--beta", type=float, default=1e-3)
-    parser.add_argument("--batch", type=int, default=128, help="per rank")
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--base-batch", type=int, default=128)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=1234)
-    parser.add_argument("--threads", type=int, required=True, help="intra-op threads per rank (clustertrain's)")
+    add_training_arguments(parser)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.set_flush_denormal(True)

@@ -140,8 +140,8 @@ def compute_only(args):
                       "threads": torch.get_num_threads()}), flush=True)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_training_arguments(parser):
+    """The data, model and training options both DDP peers share (clustertrain's demo values)."""
     parser.add_argument("--data", default="data/gw_train.h5")
     parser.add_argument("--input-key", default="input")
     parser.add_argument("--target-key", default="target")
@@ -155,6 +155,11 @@ def main():
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--threads", type=int, required=True, help="intra-op threads per rank (clustertrain's)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_training_arguments(parser)
     parser.add_argument("--workers", type=int, default=0, help="DataLoader workers per rank")
     parser.add_argument("--compute-only", action="store_true")
     parser.add_argument("--steps", type=int, default=100, help="timed steps, with --compute-only")

@@ -71,14 +71,12 @@ bool FlatAdam::HasFusedKernel(const c10::Device& device) {
 }
 
 // One kernel pass over each flat group: the moments and the parameters read and written once
-// (the unfused update makes five passes). Its step count is a tensor on the device, set here
-// from steps_ (no host sync: a fill), so checkpoints keep one count and resume either way.
-void FlatAdam::FusedStep(double lr) {
+// (the unfused update makes five passes). Lr: a double (eager) or a device scalar (a graph).
+template <class Lr>
+void FlatAdam::RunFusedKernel(const Lr& lr) {
 #if CT_LIBTORCH_MAJOR >= 2
   std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
-  device_steps_set_ = true;
   for (Group& g : groups_) {
-    g.step.fill_(static_cast<double>(steps_));
     params.push_back(g.params);
     grads.push_back(g.grads);
     exp_avgs.push_back(g.exp_avg);
@@ -98,9 +96,16 @@ void FlatAdam::FusedStep(double lr) {
 #endif
 }
 
+// Eager: the kernel's step count is set from steps_ (a fill, no host sync), so checkpoints keep
+// one count and resume either way.
+void FlatAdam::FusedStep(double lr) {
+  for (Group& g : groups_) g.step.fill_(static_cast<double>(steps_));
+  device_steps_set_ = true;
+  RunFusedKernel(lr);
+}
+
 void FlatAdam::StepOnDevice(const at::Tensor& lr) {
   if (!fused_) throw Error("FlatAdam::StepOnDevice needs LibTorch's fused Adam kernel (LibTorch >= 2.4)");
-#if CT_LIBTORCH_MAJOR >= 2
   c10::NoGradGuard no_grad;
   // The count is set from the host once, outside any capture (the first step runs eagerly), and
   // from then on advanced by the step itself.
@@ -108,26 +113,8 @@ void FlatAdam::StepOnDevice(const at::Tensor& lr) {
     for (Group& g : groups_) g.step.fill_(static_cast<double>(steps_));
     device_steps_set_ = true;
   }
-  std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
-  for (Group& g : groups_) {
-    g.step.add_(1);
-    params.push_back(g.params);
-    grads.push_back(g.grads);
-    exp_avgs.push_back(g.exp_avg);
-    exp_avg_sqs.push_back(g.exp_avg_sq);
-    steps.push_back(g.step);
-  }
-  const AdamSettings& s = settings_;
-  if (s.weight_decay > 0) {
-    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, s.beta1, s.beta2,
-                      s.weight_decay, s.eps, /*amsgrad=*/false, /*maximize=*/false);
-  } else {
-    at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, s.beta1, s.beta2,
-                     /*weight_decay=*/0.0, s.eps, /*amsgrad=*/false, /*maximize=*/false);
-  }
-#else
-  (void)lr;
-#endif
+  for (Group& g : groups_) g.step.add_(1);
+  RunFusedKernel(lr);
 }
 
 at::Tensor FlatAdam::View(const at::Tensor& flat, size_t param) const {

@@ -66,6 +66,8 @@ class FlatAdam {
     at::Tensor step;                                // the fused kernel's step count: [] float32
   };
   void FusedStep(double lr);
+  template <class Lr>
+  void RunFusedKernel(const Lr& lr);  // flat_adam.cpp only
   // Parameter `param`'s place in one of its group's flat buffers, with its shape.
   at::Tensor View(const at::Tensor& flat, size_t param) const;
 
