@@ -36,6 +36,7 @@ PACKAGES=(
   libgmp10 libp11-kit0 libtasn1-6 libffi8
   libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 libyaml-cpp-dev libyaml-cpp0.7 libcli11-dev libgtest-dev
   pkgconf pkgconf-bin libpkgconf3
+  zlib1g-dev                        # checkpoint CRC checks (util/zip_check)
 )
 
 prepare() {

@@ -38,6 +38,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev                 # parallel HDF5 (MPI-IO); the serial build is not enough
   libhwloc-dev libspdlog-dev libyaml-cpp-dev libcli11-dev libgtest-dev
+  zlib1g-dev                          # CRC-32 checks of checkpoints
 )
 TARGETS=(--target clustertrain)       # the quickstart waits for nothing it does not run
 if [[ "$TORCH" == pip ]]; then

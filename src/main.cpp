@@ -78,16 +78,10 @@ int main(int argc, char** argv) {
   const std::vector<ct::Command> commands = {ct::AddTrainCommand(app),   ct::AddMakeDataCommand(app),
                                              ct::AddConvertCommand(app), ct::AddPredictCommand(app),
                                              ct::AddInfoCommand(app),    ct::AddBenchCommand(app)};
-  // A mistyped command: CLI11 alone would say only "A subcommand is required".
-  if (argc > 1 && argv[1][0] != '-') {
-    const std::string typed = argv[1];
-    const std::string closest = ct::ClosestSubcommand(app, typed);
-    if (closest != typed) {
-      return ct::ReportEarlyError(
-          "unknown command '" + typed + "'" + (closest.empty() ? "" : "; did you mean '" + closest + "'?") +
-              " Commands: train, make-data, convert, predict, info, bench (clustertrain --help)",
-          ct::kExitUsage);
-    }
+  // A mistyped command or sub-command (bench iox): CLI11 alone would say only "A subcommand is
+  // required".
+  if (const std::string problem = ct::MistypedCommand(app, argc, argv); !problem.empty()) {
+    return ct::ReportEarlyError(problem, ct::kExitUsage);
   }
   try {
     app.parse(argc, argv);

@@ -24,7 +24,7 @@ struct BenchArgs {
 // -c/--config and --set, which allreduce and step share.
 void AddConfigOptions(CLI::App* cli, BenchArgs& args) {
   cli->add_option("-c,--config", args.config_path, "model, batch and runtime settings (default: built-in)")
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   cli->add_option("--set", args.overrides, "override a config key (repeatable)")->type_name("KEY=VALUE");
 }
 
@@ -77,9 +77,9 @@ Command AddBenchCommand(CLI::App& app) {
   IoBenchOptions& io = args->io;
   args->io_cli->add_option("file", io.file, "HDF5 file in the contiguous layout (input, target)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   args->io_cli->add_option("--seed", io.seed_file, "the same rows in the one-group-per-sample layout")
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   args->io_cli
       ->add_option("--as", io.forms,
                    "the same rows stored another way, compared with FILE through the training loaders "

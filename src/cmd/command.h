@@ -48,10 +48,19 @@ std::string OutputFileProblem(const std::string& path, bool force, const std::st
 // a number >= 1, and a finite number >= 0 (NaN and infinity refused).
 CLI::Validator AtLeastOne();
 CLI::Validator FiniteNonNegative();
+// An input file that exists and is a regular file: a FIFO would block the open, a device read
+// forever (CLI::ExistingFile lets both through).
+CLI::Validator RegularFile();
+// A whole number >= 0 that fits 64 bits (seeds): "-1" refused, not wrapped.
+CLI::Validator WholeNumber();
 
 // `typed` itself when it is a subcommand; else the closest one, for "did you mean 'train'?" ("" if
 // none is close).
 std::string ClosestSubcommand(const CLI::App& app, const std::string& typed);
+
+// "" when argv's command words (train; bench step) name subcommands of `app`; else the message
+// for the first that does not: "unknown command 'bench iox'; did you mean 'bench io'? ...".
+std::string MistypedCommand(const CLI::App& app, int argc, char** argv);
 
 // The config file with its --set overrides (and, with check_inputs, its data files checked),
 // into `config`. Returns 0, or the exit code of an error it reported.

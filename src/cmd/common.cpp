@@ -1,6 +1,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include "cmd/command.h"
 #include "util/edit_distance.h"
 #include "util/error.h"
+#include "util/file_kind.h"
 #include "util/launcher_env.h"
 
 namespace ct {
@@ -87,6 +90,28 @@ CLI::Validator AtLeastOne() { return FiniteAtLeast(1, "a number >= 1", ">= 1"); 
 
 CLI::Validator FiniteNonNegative() { return FiniteAtLeast(0, "a finite number >= 0", ">= 0"); }
 
+CLI::Validator RegularFile() {
+  return CLI::Validator(
+      [](std::string& path) {
+        const std::string problem = RegularFileProblem(path);
+        return problem.empty() ? problem : problem + "; give a regular file (copy what a pipe or device holds into one)";
+      },
+      "FILE");
+}
+
+CLI::Validator WholeNumber() {
+  return CLI::Validator(
+      [](std::string& text) {
+        // Digits only: CLI11 would read "-1" into an unsigned option as 18446744073709551615.
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        errno = 0;
+        if (digits) std::strtoull(text.c_str(), nullptr, 10);
+        return digits && errno == 0 ? std::string()
+                                    : "must be a whole number from 0 to 18446744073709551615, not '" + text + "'";
+      },
+      ">= 0");
+}
+
 std::string ClosestSubcommand(const CLI::App& app, const std::string& typed) {
   std::string best;
   size_t best_distance = 3;  // at most two edits away, or a prefix
@@ -100,6 +125,27 @@ std::string ClosestSubcommand(const CLI::App& app, const std::string& typed) {
     }
   }
   return best;
+}
+
+std::string MistypedCommand(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* level = &app;
+  std::string words;  // the command words so far: "bench "
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    const std::vector<const CLI::App*> subs = level->get_subcommands([](const CLI::App*) { return true; });
+    if (subs.empty()) return "";  // a positional argument of the command, not a command word
+    const std::string typed = argv[i];
+    const std::string closest = ClosestSubcommand(*level, typed);
+    if (closest != typed) {
+      std::string names;
+      for (const CLI::App* sub : subs) names += (names.empty() ? "" : ", ") + words + sub->get_name();
+      return "unknown command '" + words + typed + "'" +
+             (closest.empty() ? "" : "; did you mean '" + words + closest + "'?") + " Commands: " + names +
+             " (clustertrain " + words + "--help)";
+    }
+    level = level->get_subcommand(typed);
+    words += typed + " ";
+  }
+  return "";
 }
 
 std::string ProcessHost() {

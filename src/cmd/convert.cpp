@@ -39,7 +39,7 @@ Command AddConvertCommand(CLI::App& app) {
       "training reads (input [N, ...], target [N, ...], float32, chunked by rows); runs on any number of ranks");
   cli->add_option("seed", o.seed_path, "HDF5 file in the one-group-per-sample layout")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   cli->add_option("out", o.out_path, "output HDF5 file")->required();
   cli->add_flag("--verify", o.verify,
                 "after writing, read the output back and compare every sample with the seed file");

@@ -11,7 +11,7 @@ namespace ct {
 Command AddInfoCommand(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   CLI::App* cli = app.add_subcommand("info", "describe an HDF5 file: datasets, shapes, dtypes, chunks, compression");
-  cli->add_option("file", *path, "HDF5 file")->required()->check(CLI::ExistingFile);
+  cli->add_option("file", *path, "HDF5 file")->required()->check(RegularFile());
   return {cli, [path](int, char**) -> int {
             try {
               std::cout << DescribeH5File(*path);

@@ -34,10 +34,10 @@ Command AddPredictCommand(CLI::App& app) {
   cli->add_option("--checkpoint", o.checkpoint,
                   "checkpoint written by train (output.dir/checkpoints/epoch-NNNNNN.pt); its config rebuilds the model")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   cli->add_option("--data", o.data, "HDF5 file with input rows (data.input_key of the checkpoint's config)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(RegularFile());
   cli->add_option("--out", o.out, "output HDF5 file: datasets recon [N, ...] and mu [N, latent]")->required();
   cli->add_option("--set", o.overrides,
                   "override a key of the checkpoint's config, e.g. train.device=cpu or data.input_key=strain")

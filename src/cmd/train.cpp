@@ -42,7 +42,7 @@ int RunTrainCommand(const TrainArgs& args, int argc, char** argv) {
 Command AddTrainCommand(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cli = app.add_subcommand("train", "train a model on HDF5 data (see configs/gw_vae.yaml)");
-  cli->add_option("-c,--config", args->config_path, "YAML run configuration")->check(CLI::ExistingFile);
+  cli->add_option("-c,--config", args->config_path, "YAML run configuration")->check(RegularFile());
   cli->add_option("--set", args->overrides, "override a config key: --set train.epochs=5 (repeatable)")
       ->type_name("KEY=VALUE");
   CLI::Option* resume =

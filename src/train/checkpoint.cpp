@@ -13,6 +13,7 @@
 
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/zip_check.h"
 
 namespace fs = std::filesystem;
 
@@ -223,6 +224,10 @@ void ReadNested(torch::serialize::InputArchive& archive, const std::vector<Named
 }
 
 torch::serialize::InputArchive OpenArchive(const std::string& path, const c10::Device& device) {
+  // LibTorch reads records without their CRC-32: a damaged tensor would load as wrong weights.
+  if (const std::string problem = ZipIntegrityProblem(path); !problem.empty()) {
+    throw DataError("checkpoint '" + path + "' is damaged: " + problem + "; resume from another one");
+  }
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path, device);
@@ -331,9 +336,14 @@ TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c
   return ReadState(archive, path, model, mismatch_fix);
 }
 
-std::string CheckpointConfigYaml(const std::string& path) {
+CheckpointSummary ReadCheckpointSummary(const std::string& path) {
   torch::serialize::InputArchive archive = OpenArchive(path, c10::Device(c10::kCPU));
-  return Get(archive, "config_yaml", path).toStringRef();
+  CheckpointSummary s;
+  s.epoch = Get(archive, "epoch", path).toInt();
+  s.step_in_epoch = Get(archive, "step_in_epoch", path).toInt();
+  s.global_step = Get(archive, "global_step", path).toInt();
+  s.config_yaml = Get(archive, "config_yaml", path).toStringRef();
+  return s;
 }
 
 std::string BestCheckpointPath(const std::string& run_dir) {

@@ -59,9 +59,18 @@ TrainingState LoadCheckpoint(const std::string& path, Model& model, FlatAdam& op
 TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c10::Device& device,
                                   const std::string& mismatch_fix);
 
-// The resolved config a checkpoint was written with (its YAML text). Reads the whole file, so it
-// also tells whether the checkpoint is readable: DataError (exit 3) if not.
-std::string CheckpointConfigYaml(const std::string& path);
+// Where a checkpoint stands and the resolved config it was written with (its YAML text).
+struct CheckpointSummary {
+  int64_t epoch = 0;
+  int64_t step_in_epoch = 0;
+  int64_t global_step = 0;
+  std::string config_yaml;
+};
+
+// Checks the whole file (every record's CRC-32, util/zip_check.h) and reads its summary, so it
+// also tells whether the checkpoint can be trusted: DataError (exit 3) if not. Every load checks
+// the file the same way.
+CheckpointSummary ReadCheckpointSummary(const std::string& path);
 
 // The checkpoints in run_dir/checkpoints, oldest first (a .pt.tmp, an interrupted write, is
 // never one).

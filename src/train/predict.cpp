@@ -118,7 +118,7 @@ void RunPredict(const PredictOptions& o, const MpiWorld& world) {
   const bool lead = world.Rank() == 0;
   Config config;
   RunAgreed(world, [&] {
-    config = LoadConfigText(CheckpointConfigYaml(o.checkpoint), "the config in checkpoint '" + o.checkpoint + "'",
+    config = LoadConfigText(ReadCheckpointSummary(o.checkpoint).config_yaml, "the config in checkpoint '" + o.checkpoint + "'",
                             o.overrides);
   });
   const c10::Device device = PlaceThisRank(config, world).device;

@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -36,13 +37,39 @@ int64_t CountLines(const fs::path& file) {
   return lines;
 }
 
-void CreateDirectory(const std::string& dir) {
+void CreateDirectory(const std::string& dir, const std::string& what = "run directory") {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
-    throw ConfigError("cannot create run directory '" + dir +
-                      "': " + (ec ? ec.message() : std::string("a file of that name is in the way")) +
-                      "; set output.dir to a writable path");
+    const bool file_in_way = fs::exists(dir) && !fs::is_directory(dir);
+    throw ConfigError("cannot create " + what + " '" + dir + "': " +
+                      (file_in_way ? std::string("a file of that name is in the way; move or remove it")
+                                   : ec.message() + "; set output.dir to a writable path"));
+  }
+}
+
+// The folders every rank and the checkpoint writer expect, made once here so that a file in the
+// way is one clear message (not a filesystem error from every rank).
+void CreateRunFolders(const std::string& dir) {
+  CreateDirectory((fs::path(dir) / "logs").string(), "the run's log folder");
+  CreateDirectory((fs::path(dir) / "checkpoints").string(), "the run's checkpoint folder");
+}
+
+// --overwrite moves `dir` away: an input inside it would go with it, and the run would fail to
+// find it after the move. Checked before anything moves.
+void RefuseInputsInside(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& inputs) {
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(dir, ec);
+  if (ec) return;
+  for (const auto& [key, input] : inputs) {
+    const fs::path path = fs::weakly_canonical(input, ec);
+    if (ec) continue;
+    const auto [end, unused] = std::mismatch(root.begin(), root.end(), path.begin(), path.end());
+    if (end == root.end()) {
+      throw ConfigError("--overwrite would move the earlier run in '" + dir + "' aside, but the input '" + input +
+                        "' (" + key + ") lies inside it; move the input out of the run directory first, or set " +
+                        "output.dir to another directory");
+    }
   }
 }
 
@@ -135,6 +162,8 @@ std::string ExpandRunDirectory(const std::string& dir, int world_size) {
   return out;
 }
 
+int64_t RecordedEpochs(const std::string& dir) { return CountLines(fs::path(dir) / "metrics.jsonl"); }
+
 std::string RunContents(const std::string& dir) {
   std::vector<std::string> parts;
   const fs::path root(dir);
@@ -160,19 +189,24 @@ RunDirectory::RunDirectory(const RunClaim& claim) {
   CreateDirectory(claim.dir);
   lock_fd_ = LockRunDirectory(claim.dir);
   const std::string contents = RunContents(claim.dir);
-  if (contents.empty() || claim.continues) return;
+  if (contents.empty() || claim.continues) {
+    CreateRunFolders(claim.dir);
+    return;
+  }
   if (!claim.overwrite) {
     throw ConfigError("run directory '" + claim.dir + "' holds another run (" + contents +
                       "); continue it with --resume auto, set output.dir to a new directory, or pass --overwrite "
                       "to move it aside (it is renamed, never deleted)");
   }
+  RefuseInputsInside(claim.dir, claim.inputs);
   // Hold the old lock until the new directory is ours, so that no other run slips in between.
   const int old_fd = lock_fd_;
-  moved_to_ = MoveAside(claim.dir);
+  const std::string moved_to = MoveAside(claim.dir);
   CreateDirectory(claim.dir);
   lock_fd_ = LockRunDirectory(claim.dir);
   if (old_fd >= 0) close(old_fd);
-  spdlog::warn("--overwrite: moved the earlier run in {} ({}) aside to {}", claim.dir, contents, moved_to_);
+  CreateRunFolders(claim.dir);
+  spdlog::warn("--overwrite: moved the earlier run in {} ({}) aside to {}", claim.dir, contents, moved_to);
 }
 
 RunDirectory::~RunDirectory() {

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ct {
 
@@ -16,23 +18,23 @@ struct RunClaim {
   std::string dir;
   bool continues = false;  // --resume: the run continues what the directory holds
   bool overwrite = false;  // --overwrite: move an earlier run aside
+  // The run's input files with their config keys ({"data.train", path}): --overwrite refuses to
+  // move a directory that holds one of them (the run would then not find its data).
+  std::vector<std::pair<std::string, std::string>> inputs;
 };
 
 class RunDirectory {
  public:
-  // Creates and locks claim.dir. Throws ConfigError (exit 2) when it is in use, holds another
-  // run that this one does not continue, or cannot be created.
+  // Creates and locks claim.dir and its logs/ and checkpoints/. Throws ConfigError (exit 2) when
+  // it is in use, holds another run that this one does not continue, cannot be created, or has a
+  // file where one of those folders belongs.
   explicit RunDirectory(const RunClaim& claim);
   ~RunDirectory();
   RunDirectory(const RunDirectory&) = delete;
   RunDirectory& operator=(const RunDirectory&) = delete;
 
-  // Where the earlier run went (--overwrite), or "".
-  const std::string& MovedAsideTo() const { return moved_to_; }
-
  private:
   int lock_fd_ = -1;
-  std::string moved_to_;
 };
 
 // output.dir with its placeholders filled in, so that the tasks of a Slurm job array (a sweep)
@@ -44,5 +46,8 @@ std::string ExpandRunDirectory(const std::string& dir, int world_size);
 // What of a run `dir` holds ("metrics.jsonl with 3 epochs, 2 checkpoints, model.pt"), or "" when
 // it holds nothing worth keeping (missing, empty, or a run that failed before its first epoch).
 std::string RunContents(const std::string& dir);
+
+// The epoch records in dir/metrics.jsonl (0 when there is none).
+int64_t RecordedEpochs(const std::string& dir);
 
 }  // namespace ct

@@ -27,6 +27,7 @@
 #include "train/resume_choice.h"
 #include "train/validate.h"
 #include "util/atomic_file.h"
+#include "util/data_paths.h"
 #include "util/error.h"
 #include "util/heartbeat.h"
 #include "util/logging.h"
@@ -59,6 +60,15 @@ void WaitForSignal(int64_t global_step, bool lead) {
     Heartbeat("held for a test's signal");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+// The files the run reads, with the keys that name them (for --overwrite's check).
+std::vector<std::pair<std::string, std::string>> InputFilesOf(const Config& config) {
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (const std::string& path : ExpandDataFiles("data.train", config.data.train)) inputs.emplace_back("data.train", path);
+  for (const std::string& path : ExpandDataFiles("data.val", config.data.val)) inputs.emplace_back("data.val", path);
+  if (!config.model.path.empty()) inputs.emplace_back("model.path", config.model.path);
+  return inputs;
 }
 
 std::string LrAdvice(double lr) {
@@ -113,9 +123,15 @@ Trainer::Trainer(const Config& config, const MpiWorld& world, const TrainOptions
 // start); rank 0 checks the settings against the checkpoint's and writes the resolved config.
 std::string Trainer::PrepareRunDirectory(const TrainOptions& options) {
   const std::string& dir = config_.output.dir;
-  RunAgreed(world_, [&] { CheckInputFiles(config_); });
   RunAgreed(world_, [&] {
-    if (lead_) run_directory_.emplace(RunClaim{dir, ContinuesRunIn(options.resume, dir), options.overwrite});
+    CheckInputFiles(config_);
+    CheckResumeTarget(options.resume, dir);
+  });
+  RunAgreed(world_, [&] {
+    if (lead_) {
+      run_directory_.emplace(
+          RunClaim{dir, ContinuesRunIn(options.resume, dir), options.overwrite, InputFilesOf(config_)});
+    }
   });
   // Rank 0 alone reads the candidates (a whole checkpoint each); the others take its choice.
   ResumePoint point;

@@ -14,6 +14,7 @@
 #include "util/data_paths.h"
 #include "util/edit_distance.h"
 #include "util/error.h"
+#include "util/file_kind.h"
 
 namespace ct {
 namespace {
@@ -51,6 +52,12 @@ std::string Location(const std::string& path, const YAML::Node& node) {
   return path + ":" + std::to_string(node.Mark().line + 1);
 }
 
+// YAML's null (`key: null`, `key: ~`, `key:`) means "not set", as in any YAML config: the key
+// keeps (or, from --set, returns to) its default.
+void ResetToDefault(const ConfigKey& key, Config& config, const std::string& where) {
+  key.set(config, key.get(Config{}), where);
+}
+
 // Walks a YAML mapping; every leaf must be a known key.
 void ApplyMapping(const YAML::Node& node, const std::string& prefix, const std::string& path, Config& config,
                   std::set<std::string>& seen) {
@@ -64,7 +71,13 @@ void ApplyMapping(const YAML::Node& node, const std::string& prefix, const std::
     const std::string where = Location(path, item.first);
     if (const ConfigKey* key = FindKey(name)) {
       if (!seen.insert(name).second) throw ConfigError("config key '" + name + "' appears twice (" + where + ")");
-      key->set(config, item.second, where);
+      if (item.second.IsNull()) {
+        ResetToDefault(*key, config, where);
+      } else {
+        key->set(config, item.second, where);
+      }
+    } else if (IsSection(name) && item.second.IsNull()) {
+      continue;  // an empty section: every key in it keeps its default
     } else if (IsSection(name) && item.second.IsMap()) {
       ApplyMapping(item.second, name, path, config, seen);
     } else if (IsSection(name)) {
@@ -91,6 +104,10 @@ void ApplyOverride(const std::string& assignment, Config& config) {
   } catch (const YAML::Exception& e) {
     throw ConfigError("config key '" + name + "' (" + where + "): cannot parse '" + text + "' as YAML: " + e.msg);
   }
+  if (value.IsNull() && !text.empty()) {
+    ResetToDefault(*key, config, where);  // --set data.val=null (or ~): not set
+    return;
+  }
   if (value.IsNull()) value = YAML::Node(text);  // "--set output.dir=" style empties stay strings
   key->set(config, value, where);
 }
@@ -106,11 +123,15 @@ void CheckPathReadable(const std::string& key, const std::string& path, const st
     throw ConfigError("config key '" + key + "': '" + path + "' is a directory; give the file in it (" + how_to_make +
                       ")");
   }
-  if (!std::filesystem::is_regular_file(path, ec)) {
+  if (!std::filesystem::exists(path, ec)) {
     throw ConfigError("config key '" + key + "': file '" + path +
                       "' does not exist (relative paths are "
                       "relative to the working directory " +
                       std::filesystem::current_path().string() + "); " + how_to_make + " or fix the path");
+  }
+  if (const std::string problem = RegularFileProblem(path); !problem.empty()) {
+    throw ConfigError("config key '" + key + "': " + problem +
+                      "; HDF5 and LibTorch read regular files only: copy the data into a file and give its path");
   }
 }
 

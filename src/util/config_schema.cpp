@@ -55,6 +55,22 @@ ConfigKey Integer(std::string name, std::string help, Access<int64_t> access, in
   return key;
 }
 
+// Every real key ends up in float32 tensors or arithmetic (the lr, the loss weights): a value
+// float32 cannot hold (1e300 overflows to inf, 1e-50 flushes to 0) or .inf would fail later, on
+// every rank, in LibTorch's words and without the key's name.
+void CheckFloat32(const std::string& key, const std::string& where, double value) {
+  const double magnitude = std::fabs(value);
+  if (std::isfinite(value) && magnitude <= std::numeric_limits<float>::max() &&
+      (magnitude == 0 || magnitude >= std::numeric_limits<float>::denorm_min())) {
+    return;
+  }
+  std::ostringstream got;
+  got << value;
+  Fail(key, where,
+       "must be a finite number that float32 can hold (0, or between 1.4e-45 and 3.4e38 in magnitude), got " +
+           got.str());
+}
+
 // A real number in (min, max] when min_exclusive, else [min, max].
 ConfigKey Real(std::string name, std::string help, Access<double> access, double min, bool min_exclusive,
                double max = std::numeric_limits<double>::infinity()) {
@@ -71,6 +87,7 @@ ConfigKey Real(std::string name, std::string help, Access<double> access, double
       got << value;
       Fail(name, where, "must be a " + type_name + ", got " + got.str());
     }
+    CheckFloat32(name, where, value);
     access(c) = value;
   };
   key.get = [=](const Config& c) { return YAML::Node(access(const_cast<Config&>(c))); };
@@ -150,6 +167,7 @@ ConfigKey AutoOrGiB(std::string name, std::string help, Access<double> access) {
     }
     auto value = Convert<double>(node, name, where, "auto or a number of GiB");
     if (!(value > 0) || !std::isfinite(value)) Fail(name, where, "must be auto or a number of GiB > 0");
+    CheckFloat32(name, where, value);
     access(c) = value;
   };
   key.get = [=](const Config& c) {

@@ -11,7 +11,12 @@
 namespace ct {
 namespace {
 
-bool IsPattern(const std::string& spec) { return spec.find_first_of("*?[") != std::string::npos; }
+// A name with *, ? or [ is a pattern unless a file of that very name exists (data/a[1].h5): the
+// literal file wins. A pattern of such characters is written with backslashes (data/a\[1\].h5).
+bool IsPattern(const std::string& spec) {
+  std::error_code ec;
+  return spec.find_first_of("*?[") != std::string::npos && !std::filesystem::exists(spec, ec);
+}
 
 // Sorted by bytes, not by the locale: every rank and every run orders the files alike.
 std::vector<std::string> Matches(const std::string& key, const std::string& pattern) {

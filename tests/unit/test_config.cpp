@@ -205,5 +205,39 @@ TEST(Config, HelpListsEveryKey) {
   }
 }
 
+// Issue 33: every real key must be a finite float32 (1e300 overflowed only inside LibTorch).
+TEST(Config, RealKeysMustBeFiniteFloat32) {
+  for (const std::string value : {"1e300", ".inf", "1e39", "1e-50"}) {
+    const std::string message = ErrorOf([&] { LoadConfig("", {"train.lr=" + value}); });
+    EXPECT_NE(message.find("config key 'train.lr' (--set train.lr=" + value + "): must be a finite number that float32"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"train.plateau.eps=.inf"}); }).find("float32"), std::string::npos);
+  EXPECT_EQ(ErrorOf([] { LoadConfig("", {"train.lr=1e-30"}); }), "");
+  EXPECT_NE(ErrorOf([] { LoadConfig("", {"data.memory_budget=1e300"}); }).find("float32"), std::string::npos);
+}
+
+// YAML's null means "not set": the key keeps or returns to its default, in a file and in --set.
+TEST(Config, NullMeansNotSet) {
+  Config c = LoadConfig(WriteTemp("data:\n  train: a.h5\n  val: null\n  val_fraction: 0.1\n"
+                                  "train:\n  lr: ~\n  epochs:\nruntime:\n"),
+                        {});
+  EXPECT_TRUE(c.data.val.empty());
+  EXPECT_DOUBLE_EQ(c.data.val_fraction, 0.1);
+  EXPECT_DOUBLE_EQ(c.train.lr, Config{}.train.lr);
+  EXPECT_EQ(c.train.epochs, Config{}.train.epochs);
+  // A --set null undoes what the file set, so data.val no longer clashes with data.val_fraction.
+  const std::string both = WriteTemp("data:\n  train: a.h5\n  val: b.h5\n");
+  EXPECT_NE(ErrorOf([&] { LoadConfig(both, {"data.val_fraction=0.1"}); }).find("both set"), std::string::npos);
+  for (const std::string null : {"null", "~", "Null"}) {
+    Config unset = LoadConfig(both, {"data.val=" + null, "data.val_fraction=0.1"});
+    EXPECT_TRUE(unset.data.val.empty()) << null;
+  }
+  EXPECT_EQ(LoadConfig("", {"model.hidden=null"}).model.hidden, Config{}.model.hidden);
+  // An empty --set value stays an empty string (an unset file list), as before.
+  EXPECT_TRUE(LoadConfig(both, {"data.val="}).data.val.empty());
+}
+
 }  // namespace
 }  // namespace ct
