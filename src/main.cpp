@@ -19,6 +19,7 @@
 #include "util/launcher_env.h"
 #include "util/logging.h"
 #include "util/malloc_tuning.h"
+#include "util/startup_deadline.h"
 
 namespace ct {
 
@@ -26,7 +27,9 @@ namespace ct {
 int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>& body) {
   std::unique_ptr<MpiWorld> world_ptr;
   try {
+    StartupPhase("in MPI_Init");
     world_ptr = std::make_unique<MpiWorld>(&argc, &argv);
+    StartupPhase("in the first collective");
   } catch (const Error& e) {
     std::fprintf(stderr, "clustertrain: error: %s\n", e.what());
     MPI_Abort(MPI_COMM_WORLD, e.ExitCode());

@@ -6,6 +6,7 @@
 #include "train/trainer.h"
 #include "util/error.h"
 #include "util/launcher_env.h"
+#include "util/startup_deadline.h"
 
 namespace ct {
 namespace {
@@ -34,6 +35,8 @@ int RunTrainCommand(const TrainArgs& args, int argc, char** argv) {
   // The input files and the run directory are checked after MPI starts, so that a problem only
   // some nodes have is agreed and reported once, with the ranks and hosts it concerns.
   DropOpenMpAffinity(config, argv);
+  // From here to the trainer's hang watchdog (after the ranks first meet).
+  StartStartupDeadline(config.runtime.watchdog_s);
   return RunWithMpi(argc, argv, [&](const MpiWorld& world) { RunTraining(config, world, args.options); });
 }
 

@@ -7,11 +7,13 @@
 #include "util/error.h"
 #include "util/heartbeat.h"
 #include "util/logging.h"
+#include "util/startup_deadline.h"
 
 namespace ct {
 
 HangWatchdog::HangWatchdog(double timeout_seconds) : timeout_seconds_(timeout_seconds) {
   Heartbeat();  // the limit counts from now
+  EndStartupDeadline();  // the ranks have met: this watchdog takes over
   if (timeout_seconds_ > 0) thread_ = std::thread([this] { Watch(); });
 }
 

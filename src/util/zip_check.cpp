@@ -29,8 +29,8 @@ uint64_t Field(const unsigned char* p, int bytes) {
 
 class File {
  public:
-  explicit File(const std::string& path) : path_(path), fd_(open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw DataError("cannot open '" + path + "': " + std::strerror(errno));
+  explicit File(const std::string& path) : fd_(open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) throw DataError(std::string("cannot open it: ") + std::strerror(errno));
     size_ = static_cast<uint64_t>(lseek(fd_, 0, SEEK_END));
   }
   ~File() { close(fd_); }
@@ -51,12 +51,10 @@ class File {
     }
   }
 
-  [[noreturn]] void Broken(const std::string& why) const {
-    throw DataError("'" + path_ + "' is not a readable ZIP archive: " + why);
-  }
+  // The path is left to the caller's message.
+  [[noreturn]] void Broken(const std::string& why) const { throw DataError("not a readable ZIP archive: " + why); }
 
  private:
-  std::string path_;
   int fd_;
   uint64_t size_ = 0;
 };
@@ -146,7 +144,9 @@ uint32_t RecordCrc(const File& file, uint64_t data_offset, const ZipRecord& r) {
 
 }  // namespace
 
-std::vector<ZipRecord> ReadZipDirectory(const std::string& path) {
+namespace {
+
+std::vector<ZipRecord> ReadRecords(const std::string& path) {
   const File file(path);
   const Directory d = FindDirectory(file);
   if (d.size > file.Size()) file.Broken("its directory is larger than the file (truncated)");
@@ -172,10 +172,20 @@ std::vector<ZipRecord> ReadZipDirectory(const std::string& path) {
   return records;
 }
 
+}  // namespace
+
+std::vector<ZipRecord> ReadZipDirectory(const std::string& path) {
+  try {
+    return ReadRecords(path);
+  } catch (const DataError& e) {
+    throw DataError("'" + path + "': " + e.what());
+  }
+}
+
 std::string ZipIntegrityProblem(const std::string& path) {
   std::vector<ZipRecord> records;
   try {
-    records = ReadZipDirectory(path);
+    records = ReadRecords(path);
   } catch (const DataError& e) {
     return e.what();
   }

@@ -47,5 +47,5 @@ expect_failure 2 "other settings than it was trained with (model.latent)" -- "$M
   --set output.dir="$WORK/straight" --set model.latent=4 --set train.epochs=6 --resume auto
 expect_failure 2 "holds a vae_mlp" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/straight" \
   --set model.latent=4 --set train.epochs=6 --resume auto --allow-config-changes
-expect_failure 2 "no such checkpoint" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --resume "$WORK/none.pt"
+expect_failure 2 "none.pt' does not exist" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --resume "$WORK/none.pt"
 echo "all resume cases ok"
