@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -128,8 +129,18 @@ void RunPredict(const PredictOptions& o, const MpiWorld& world) {
   c10::NoGradGuard no_grad;
 
   const std::string tmp = TemporaryPathFor(o.out);
-  // Every rank closes the file before it is renamed.
-  const std::string written = WritePredictions(tmp, in, o, config, world, device);
+  // Every rank closes the file before it is renamed. A failed write names the file and, where
+  // that is why, the full disk (HDF5 over MPI-IO says only "file write failed").
+  std::string written;
+  RunAgreed(world, [&] {
+    try {
+      written = WritePredictions(tmp, in, o, config, world, device);
+    } catch (const DataError& e) {
+      if (lead) std::remove(tmp.c_str());
+      const std::string full = DiskFullNote(o.out);
+      throw DataError("predict: cannot write '" + o.out + "': " + (full.empty() ? std::string(e.what()) : full));
+    }
+  });
   world.Barrier();
   if (lead) CommitTemporaryFile(o.out);
   world.Barrier();

@@ -1,6 +1,7 @@
 #include "util/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,6 +31,16 @@ void FsyncPath(const std::string& path, int flags) {
 }  // namespace
 
 std::string TemporaryPathFor(const std::string& path) { return path + ".tmp"; }
+
+std::string DiskFullNote(const std::string& path) {
+  const std::filesystem::path dir = std::filesystem::absolute(path).parent_path();
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) != 0) return "";
+  const unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= (4ull << 20)) return "";
+  return "the file system holding '" + dir.string() + "' is full (" + std::to_string(free_bytes >> 10) +
+         " KiB free): free space there or write elsewhere";
+}
 
 void CommitTemporaryFile(const std::string& path) {
   const std::string tmp = TemporaryPathFor(path);

@@ -14,4 +14,8 @@ void WriteFileAtomically(const std::string& path, std::string_view bytes);
 std::string TemporaryPathFor(const std::string& path);
 void CommitTemporaryFile(const std::string& path);
 
+// For a failed write whose library does not say why (HDF5 over MPI-IO: "file write failed"):
+// "the file system holding '<dir>' is full (12 KiB free)" when it has less than 4 MiB left, else "".
+std::string DiskFullNote(const std::string& path);
+
 }  // namespace ct

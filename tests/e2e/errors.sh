@@ -74,6 +74,35 @@ expect_failure 2 "must be a number >= 1, not '0'" -- "$BIN" make-data --out "$WO
 expect_failure 2 "must be a finite number >= 0, not 'nan'" -- "$BIN" make-data --out "$WORK/nan_noise.h5" --noise nan
 [[ ! -e "$WORK/n0.h5" && ! -e "$WORK/nan_noise.h5" ]] || fail "make-data wrote a file after a bad argument"
 expect_failure 2 "unknown command 'trian'; did you mean 'train'?" -- "$BIN" trian --config configs/tiny.yaml
+expect_failure 2 "unknown command 'bench iox'; did you mean 'bench io'?" -- "$BIN" bench iox
+expect_failure 2 "--seed: must be a whole number from 0 to 18446744073709551615, not '-1'" -- \
+  "$BIN" make-data --out "$WORK/neg_seed.h5" --seed -1
+[[ ! -e "$WORK/neg_seed.h5" ]] || fail "make-data wrote a file with a negative seed"
+# Every real key is a finite float32, named when it is not (1e300 failed inside LibTorch, .inf trained).
+for lr in 1e300 .inf 1e-60; do
+  expect_failure 2 "config key 'train.lr' (--set train.lr=$lr): must be a finite number that float32 can hold" -- \
+    "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.lr="$lr"
+done
+# YAML's null is "not set": a config's null keys keep their defaults, and --set KEY=null unsets.
+printf 'data:\n  train: %s\n  val: null\n  val_fraction: 0.25\ntrain:\n  epochs: ~\n' "$WORK/train.h5" >"$WORK/null.yaml"
+"$MPIEXEC" -n 2 "$BIN" train --config "$WORK/null.yaml" --set output.dir="$WORK/null_run" --print-config \
+  | grep -q "val_fraction: 0.25" || fail "a config with null keys was refused"
+"$BIN" train "${T[@]}" --set data.val=null --set data.val_fraction=0.25 --print-config | grep -q "val: \"\"" \
+  || fail "--set data.val=null did not unset data.val"
+# Input files must be regular files: a FIFO blocked `info` for ever, a device was "missing".
+mkfifo "$WORK/fifo.h5"
+expect_failure 2 "'$WORK/fifo.h5' is a FIFO (named pipe), not a regular file" -- "$BIN" info "$WORK/fifo.h5"
+expect_failure 2 "config key 'data.val': '$WORK/fifo.h5' is a FIFO (named pipe), not a regular file" -- \
+  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.val="$WORK/fifo.h5"
+expect_failure 2 "config key 'data.train': '/dev/zero' is a character device, not a regular file" -- \
+  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train=/dev/zero
+expect_failure 2 "fifo.h5' is a FIFO" -- "$BIN" predict --checkpoint "$WORK/fifo.h5" --data "$WORK/val.h5" --out "$WORK/p.h5"
+# A file named like a glob pattern: the existing file wins; backslashes make the pattern literal.
+cp "$WORK/val.h5" "$WORK/v[1].h5"
+"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.val="$WORK/v[1].h5" --set output.dir="$WORK/literal" \
+  --set train.epochs=1 >/dev/null || fail "a data file named v[1].h5 was not found"
+"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.val="$WORK/v\\[1\\].h5" --set output.dir="$WORK/escaped" \
+  --set train.epochs=1 >/dev/null || fail "an escaped pattern did not match v[1].h5"
 expect_failure 2 "train.device=cuda, but" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cuda
 expect_failure 2 "runtime.backend=nccl" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cpu \
   --set runtime.backend=nccl
@@ -81,7 +110,7 @@ expect_failure 2 "cannot create run directory" -- "$MPIEXEC" -n 2 "$BIN" train "
 # A truncated checkpoint is refused; the good run directory it sits in is left as it was.
 "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/ok" --set train.epochs=1 >/dev/null
 head -c 1000 "$WORK/ok/checkpoints/epoch-000001.pt" > "$WORK/ok/checkpoints/truncated.pt"
-expect_failure 3 "cannot read checkpoint .*truncated.pt': PytorchStreamReader" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
+expect_failure 3 "checkpoint '.*truncated.pt' is damaged: not a readable ZIP archive" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
   --set output.dir="$WORK/ok" --set train.epochs=2 --resume "$WORK/ok/checkpoints/truncated.pt"
 [[ -s "$WORK/ok/checkpoints/epoch-000001.pt" && $(wc -l < "$WORK/ok/metrics.jsonl") -eq 1 ]] \
   || fail "a refused resume changed the earlier checkpoint or metrics"
@@ -99,6 +128,13 @@ if [[ $(id -u) -eq 0 ]] && mkdir -p "$WORK/small" && mount -t tmpfs -o size=1600
     --resume "$WORK/small/run/checkpoints/epoch-000001.pt" | grep -q "resumed from" \
     || fail "the checkpoint written before the disk filled does not resume"
   echo "ok: disk full while checkpointing; the earlier checkpoint resumes"
+  # predict onto a full disk names the file and the cause, and leaves no temporary behind.
+  mkdir -p "$WORK/tiny" && mount -t tmpfs -o size=200k tmpfs "$WORK/tiny"
+  trap 'umount "$WORK/small" "$WORK/tiny" 2>/dev/null; rm -rf "$WORK"' EXIT
+  expect_failure 3 "predict: cannot write '$WORK/tiny/pred.h5': the file system holding '$WORK/tiny' is full" -- \
+    "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/small/run/checkpoints/epoch-000001.pt" --data "$WORK/val.h5" \
+    --out "$WORK/tiny/pred.h5"
+  [[ -z $(ls "$WORK/tiny") ]] || fail "predict left a file on the full disk: $(ls "$WORK/tiny")"
 else
   echo "skipped: the disk-full case needs root to mount a small tmpfs"
 fi

@@ -32,10 +32,19 @@ grep -q "error: no progress for [0-9]* s at 'training step' (rank 0" "$WORK/stop
   || { cat "$WORK/stopped.txt"; fail "rank 0 did not report the hang"; }
 
 # A rank stopped during start-up or while the data loads (where no step beats yet): the
-# watchdog covers every phase from the first collective on.
+# watchdog covers every phase from the first collective on. (8 s: the start-up deadline below
+# counts MPI_Init in, which a loaded machine may take seconds over.)
 for phase in "start-up" "loading data"; do
   CT_TEST_STOP_AT="$phase" expect_failure 4 "error: no progress for [0-9]* s at '$phase.*' (rank 0" -- \
-    "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/stuck" --set runtime.watchdog_s=3
+    "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/stuck" --set runtime.watchdog_s=8
+done
+# Before that: a rank stopped before MPI_Init (as on a node whose file system hangs) or before
+# the ranks first meet. The waiting rank's start-up deadline (runtime.watchdog_s from its first
+# step) ends it with a message, and the launcher ends the stopped rank.
+for phase in "in MPI_Init" "in the first collective"; do
+  CT_TEST_STOP_AT="$phase" expect_failure 4 \
+    "start-up did not reach the ranks' first meeting within runtime.watchdog_s=8 s (launcher rank 0 on $(hostname), stuck $phase)" \
+    -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/stuck_early" --set runtime.watchdog_s=8
 done
 
 # Nodes that disagree about a file (each rank 1 below runs in a mount namespace of its own, as on
