@@ -14,7 +14,8 @@
 # Exit code 75 means every rank stopped at the same step after SIGUSR1/SIGTERM (the sbatch
 # --signal=USR1@300 warning before the time limit, or scancel --signal=USR1) and the checkpoint
 # is written: the job is requeued (in a job array, this task alone) and, started again, resumes
-# from it.
+# from it. So does any other exit code when the ranks' preemption marker (CT_PREEMPTED_MARKER,
+# below) was written: a launcher signalled itself reports its own code.
 # Environment: CT_CONFIG (default configs/gw_vae.yaml), CT_BIN (default build/clustertrain),
 # CT_SRUN_MPI (default pmix).
 set -uo pipefail
@@ -33,8 +34,20 @@ if [[ -n "$offered" ]] && ! grep -qx "$PMI" <<<"$offered"; then
 fi
 CPUS=()
 [[ -n "${SLURM_CPUS_PER_TASK:-}" ]] && CPUS=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
+# Rank 0 writes this file when the ranks stopped for preemption with a checkpoint written. The
+# exit code alone can hide that: a launcher that was itself signalled (srun or mpirun getting
+# SIGTERM) exits with its own code, not the ranks' 75. In the submit directory, which every node
+# sees.
+export CT_PREEMPTED_MARKER="$PWD/.clustertrain-preempted-${SLURM_JOB_ID:-$$}"
+rm -f "$CT_PREEMPTED_MARKER"
 srun --mpi="$PMI" "${CPUS[@]}" --cpu-bind=none --kill-on-bad-exit=1 "$BIN" train --config "$CONFIG" --resume auto "$@"
 rc=$?
+if [[ $rc -ne 75 && -f "$CT_PREEMPTED_MARKER" ]]; then
+  echo "train_step: srun exited with $rc, but the ranks stopped for preemption and wrote" \
+       "$(sed -n 's/^checkpoint: //p' "$CT_PREEMPTED_MARKER")"
+  rc=75
+fi
+rm -f "$CT_PREEMPTED_MARKER"
 if [[ $rc -eq 75 ]]; then
   # In a job array, SLURM_JOB_ID names this task's own job, but `scontrol requeue` of the
   # array's id would requeue every task: name the task as ARRAYID_TASKID.

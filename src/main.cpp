@@ -49,7 +49,7 @@ int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>
     return e.ExitCode();
   } catch (const std::exception& e) {
     const auto* error = dynamic_cast<const Error*>(&e);
-    const int code = error ? error->ExitCode() : kExitFailure;
+    const int code = error ? error->ExitCode() : IsOutOfMemory(e) ? kExitUsage : kExitFailure;
     const std::string text = ExceptionText(e);  // never a C++ stack trace
     if (error && error->Agreed()) {
       // Every rank has this error: one message, from rank 0 (the rest only in their log files).

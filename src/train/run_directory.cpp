@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/logging.h"
 
@@ -162,6 +163,15 @@ std::string ExpandRunDirectory(const std::string& dir, int world_size) {
   return out;
 }
 
+void MarkPreempted(const std::string& dir, const std::string& checkpoint) {
+  const std::string text = "checkpoint: " + checkpoint + "\nstopped: " + Timestamp("%Y-%m-%d %H:%M:%S") +
+                           "\nresume with: clustertrain train ... --resume auto\n";
+  WriteFileAtomically((fs::path(dir) / "PREEMPTED").string(), text);
+  if (const char* marker = std::getenv("CT_PREEMPTED_MARKER"); marker != nullptr && *marker != '\0') {
+    WriteFileAtomically(marker, text);
+  }
+}
+
 int64_t RecordedEpochs(const std::string& dir) { return CountLines(fs::path(dir) / "metrics.jsonl"); }
 
 std::string RunContents(const std::string& dir) {
@@ -190,6 +200,8 @@ RunDirectory::RunDirectory(const RunClaim& claim) {
   lock_fd_ = LockRunDirectory(claim.dir);
   const std::string contents = RunContents(claim.dir);
   if (contents.empty() || claim.continues) {
+    std::error_code ec;
+    fs::remove(fs::path(claim.dir) / "PREEMPTED", ec);  // this run takes over from the stopped one
     CreateRunFolders(claim.dir);
     return;
   }

@@ -47,6 +47,12 @@ std::string ExpandRunDirectory(const std::string& dir, int world_size);
 // it holds nothing worth keeping (missing, empty, or a run that failed before its first epoch).
 std::string RunContents(const std::string& dir);
 
+// The run stopped for preemption after writing `checkpoint`: rank 0 writes dir/PREEMPTED (the
+// checkpoint's path and the time), and the file named by $CT_PREEMPTED_MARKER when that is set.
+// Launchers requeue on it: mpirun exits 1, not the ranks' 75, when it was sent SIGTERM itself
+// (slurm/train_step.sh, launch/mpirun.sh). A run that claims the directory removes dir/PREEMPTED.
+void MarkPreempted(const std::string& dir, const std::string& checkpoint);
+
 // The epoch records in dir/metrics.jsonl (0 when there is none).
 int64_t RecordedEpochs(const std::string& dir);
 

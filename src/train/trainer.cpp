@@ -12,6 +12,7 @@
 
 #include "cluster/agree.h"
 #include "cluster/gather_strings.h"
+#include "cluster/gpu_pci.h"
 #include "cluster/mpi_check.h"
 #include "cluster/placement.h"
 #include "cluster/preemption.h"
@@ -21,7 +22,9 @@
 #include "data/sharding.h"
 #include "model/forward.h"
 #include "model/make_model.h"
+#include "model/model_size.h"
 #include "train/config_changes.h"
+#include "train/memory_check.h"
 #include "train/model_io.h"
 #include "train/progress.h"
 #include "train/resume_choice.h"
@@ -177,6 +180,7 @@ void Trainer::LoadData() {
                                ? PartOf(val_files.schema.Rows(), data.val_fraction, FilePart::kValidationTail).Size()
                                : val_files.schema.Rows();
   const int64_t val_bytes = (val_rows + world_.Size() - 1) / world_.Size() * val_files.schema.RowBytes();
+  CheckStepFits(train_files.schema, static_cast<double>(val_bytes));
   RunAgreed(world_, [&] {
     train_ = MakeTrainBatches(train_files, data, config_.train.batch_size, static_cast<uint64_t>(config_.train.seed),
                               world_, device_, val_bytes);
@@ -211,6 +215,23 @@ void Trainer::LoadData() {
                  train_->TotalRows(), val_->TotalRows(), train_->RowLength(), steps_, SecondsSince(start));
     spdlog::info("data: {}", train_->Describe());
   }
+}
+
+// Before any row or weight is allocated: one step of the model on one batch, beside the
+// validation rows, must fit the memory of the device the rank trains on (the smallest over
+// ranks, so that every rank gives the same message), else one clear error instead of LibTorch's
+// allocator failing on some rank.
+void Trainer::CheckStepFits(const DatasetSchema& schema, double val_bytes) {
+  const std::vector<int64_t> input_dims(schema.input.dims.begin() + 1, schema.input.dims.end());
+  const std::vector<int64_t> target_dims(schema.target.dims.begin() + 1, schema.target.dims.end());
+  const ModelSize model = EstimateModelSize(config_.model, input_dims, target_dims);
+  const MemoryNeed need = EstimateMemoryNeed(model, config_.train.batch_size, static_cast<double>(schema.RowBytes()), val_bytes);
+  double available = HostBytesPerRank(world_.LocalSize());
+  if (device_.is_cuda()) available = static_cast<double>(GpuFreeBytes(device_.index()).value_or(0));
+  available = -world_.MaxOverRanks(-available);
+  const std::string shortfall =
+      MemoryShortfall(need, available, device_.is_cuda() ? "GPU memory" : "memory", config_.train.batch_size);
+  if (!shortfall.empty()) throw Error(shortfall, kExitUsage, /*agreed=*/true);
 }
 
 // The same seed on every rank, then rank 0's weights broadcast to be certain; gradients are
@@ -472,6 +493,7 @@ void Trainer::CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const 
   MPI_CHECK(MPI_Gather(mine.data_ptr<float>(), static_cast<int>(mine.numel()), MPI_FLOAT, all.data_ptr<float>(),
                        static_cast<int>(mine.numel()), MPI_FLOAT, 0, world_.Comm()));
   SaveCheckpoint(epoch, step, all);
+  if (lead_) MarkPreempted(config_.output.dir, CheckpointPath(config_.output.dir, epoch, step));
   world_.Barrier();
   throw Preempted("preempted by a signal in epoch " + std::to_string(epoch + 1) + " after step " +
                   std::to_string(step) + ": checkpoint " + CheckpointPath(config_.output.dir, epoch, step) +

@@ -14,6 +14,7 @@
 #include "cluster/mpi_world.h"
 #include "comm/communicator.h"
 #include "comm/gradient_sync.h"
+#include "data/dataset_schema.h"
 #include "data/shard_loader.h"
 #include "data/train_batches.h"
 #include "model/model.h"
@@ -60,6 +61,7 @@ class Trainer {
   // Construction phases, in this order.
   std::string PrepareRunDirectory(const TrainOptions& options);
   void LoadData();
+  void CheckStepFits(const DatasetSchema& schema, double val_bytes);
   void BuildModelAndSync();
   void BuildOptimizerAndSchedules();
   void Resume(const std::string& checkpoint);

@@ -62,8 +62,13 @@ const std::string& ProcessIdentity();
 std::string Where(const char* file, int line);
 
 // The message of any exception as a user should see it: LibTorch's (c10::Error) without its
-// C++ stack trace and source location, and never more than its first paragraph.
+// C++ stack trace and source location, and never more than its first paragraph; an allocation
+// that failed says so with the settings that decide memory.
 std::string ExceptionText(const std::exception& e);
+
+// An allocation failed (std::bad_alloc, LibTorch's CPU or CUDA allocator): exit kExitUsage, the
+// run asks for more memory than it has.
+bool IsOutOfMemory(const std::exception& e);
 
 // The text up to its first line break.
 std::string FirstLine(const std::string& text);

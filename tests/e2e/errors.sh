@@ -26,6 +26,10 @@ with h5py.File('$WORK/nan.h5', 'w') as f:
 y = np.zeros((256, 256), np.float32); y[100, 3] = -np.inf
 with h5py.File('$WORK/inf.h5', 'w') as f:
     f['input'] = np.zeros((256, 256), np.float32); f['target'] = y
+# 4 rows of 2^34 float32 (64 GiB each, unwritten chunks: a tiny file).
+with h5py.File('$WORK/huge_rows.h5', 'w') as f:
+    for key in ('input', 'target'):
+        f.create_dataset(key, shape=(4, 2**34), dtype='f4', chunks=(1, 2**20))
 with h5py.File('$WORK/empty.h5', 'w') as f:
     f['input'] = np.zeros((0, 256), np.float32); f['target'] = np.zeros((0, 256), np.float32)
 with h5py.File('$WORK/short.h5', 'w') as f:
@@ -37,6 +41,12 @@ with h5py.File('$WORK/short.h5', 'w') as f:
     --set data.train="$WORK/inf.h5" --set data.sharding=blocks --set data.block_rows=32
   expect_failure 3 "has no rows" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/empty.h5"
   expect_failure 3 "must pair row by row" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/short.h5"
+  # What cannot fit is refused before anything is allocated, with the numbers and the setting
+  # (LibTorch's allocator failed with "[enforce fail at alloc_cpu.cpp:75]" and exit 1).
+  expect_failure 2 "a batch of 1 row 128.0 GiB.*one row (input and target) is 128.0 GiB, so no batch fits" -- \
+    "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/huge_rows.h5" --set train.batch_size=1
+  expect_failure 2 "one training step needs at least .* TiB of memory per rank.*make the model smaller (model.hidden" -- \
+    "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set "model.hidden=[1000000000]"
   "$PY" -c "
 import h5py, numpy as np
 with h5py.File('$WORK/zero_width.h5', 'w') as f:

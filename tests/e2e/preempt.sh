@@ -50,3 +50,27 @@ PYEOF
 
 case_sharding static
 case_sharding blocks
+
+# SIGTERM to mpirun itself (a batch system ending the job step): mpirun forwards it, the ranks
+# checkpoint and exit 75, but mpirun exits 1. Rank 0's PREEMPTED marker in the run directory
+# names the checkpoint; launch/mpirun.sh turns it into exit 75, and the next run removes it.
+T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5" --set train.epochs=3)
+CT_RANKS=2 CT_BIN="$BIN" CT_TEST_HOLD_AT_STEP=40 bash launch/mpirun.sh train "${T[@]}" \
+  --set output.dir="$WORK/term" >"$WORK/term.txt" 2>&1 &
+job=$!
+wait_for_line "$WORK/term.txt" "held at global step 40" "$job"
+launcher=$(pgrep -P "$job" -x mpirun || pgrep -P "$job" -x mpiexec) || fail "mpirun.sh started no mpirun"
+kill -TERM "$launcher"
+rc=0
+wait "$job" || rc=$?
+[[ $rc -eq 75 ]] || { cat "$WORK/term.txt"; fail "launch/mpirun.sh exited $rc after SIGTERM to mpirun, expected 75"; }
+grep -q "mpirun.sh: mpirun exited with [0-9]*, but the ranks stopped for preemption" "$WORK/term.txt" \
+  || { cat "$WORK/term.txt"; fail "mpirun.sh did not say why it exits 75"; }
+# 64 steps an epoch: held at step 40 of epoch 1.
+checkpoint=$(sed -n 's/^checkpoint: //p' "$WORK/term/PREEMPTED")
+[[ "$checkpoint" == "$WORK/term/checkpoints/epoch-000000.step-000040.pt" && -s "$checkpoint" ]] \
+  || { cat "$WORK/term/PREEMPTED"; fail "PREEMPTED does not name the checkpoint written"; }
+"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/term" --resume auto | grep -q "resumed from $checkpoint" \
+  || fail "the run stopped by SIGTERM to mpirun did not resume from its checkpoint"
+[[ ! -e "$WORK/term/PREEMPTED" ]] || fail "the resumed run left PREEMPTED in place"
+echo "ok: SIGTERM to mpirun: checkpoint, PREEMPTED, exit 75 from launch/mpirun.sh, resumed"

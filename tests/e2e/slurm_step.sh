@@ -13,6 +13,8 @@ if [[ "$1" == "--mpi=list" ]]; then
   exit 0
 fi
 echo "$*" >"$STUB_LOG.srun"
+# STUB_MARK: as rank 0 does when the ranks stopped for preemption (src/train/run_directory.h).
+[[ -n "${STUB_MARK:-}" ]] && printf 'checkpoint: run/checkpoints/epoch-000002.step-000010.pt\n' >"$CT_PREEMPTED_MARKER"
 exit "${STUB_RC:-0}"
 STUB
 printf '#!/usr/bin/env bash\necho "$*" >"$STUB_LOG.scontrol"\n' >"$STUBS/scontrol"
@@ -46,3 +48,15 @@ rc=0
 step STUB_RC=3 || rc=$?
 [[ $rc -eq 3 && ! -e "$WORK/log.scontrol" ]] || fail "a failed step: exit $rc, or it was requeued"
 echo "ok: a preempted job requeues itself; a job-array task requeues ARRAYID_TASKID, not the whole array"
+
+# srun signalled itself exits with its own code (here 1, as mpirun does on SIGTERM) though the
+# ranks checkpointed: their marker requeues the job all the same, and is removed.
+step STUB_RC=1 STUB_MARK=1 || fail "a step whose ranks wrote the preemption marker did not exit 0: $(cat "$WORK/step.txt")"
+[[ "$(cat "$WORK/log.scontrol")" == "requeue 123" ]] || fail "the marked step was not requeued"
+grep -q "srun exited with 1, but the ranks stopped for preemption and wrote run/checkpoints/epoch-000002.step-000010.pt" \
+  "$WORK/step.txt" || fail "$(cat "$WORK/step.txt")"
+[[ -z $(ls -A | grep clustertrain-preempted) ]] || fail "train_step.sh left its marker in $PWD"
+rc=0
+step STUB_RC=1 || rc=$?
+[[ $rc -eq 1 && ! -e "$WORK/log.scontrol" ]] || fail "a failed step without the marker: exit $rc, or it was requeued"
+echo "ok: a step whose launcher exits non-75 after the ranks' preemption checkpoint is requeued"
