@@ -8,13 +8,15 @@
 source "$(dirname "$0")/common.sh"
 need_python
 # Each node has its own /tmp, so what both must see (the cluster's shared file system) lives
-# outside it.
+# outside it, or is bound into each node's /tmp (the checkout, below).
 rm -rf "$WORK"
 WORK=$(mktemp -d /var/tmp/ct-e2e.XXXXXX)
 NODES="$WORK/nodes"
 SLURM_DIR="$WORK/slurm"
 trap 'tests/slurm/local_slurm.sh stop "$SLURM_DIR"; tests/nodes/fake_nodes.sh stop "$NODES"; rm -rf "$WORK"' EXIT
-tests/nodes/fake_nodes.sh start "$NODES" node-a node-b --own-tmp || exit $?
+# The checkout (and the build, wherever it is) stays visible on both nodes, as a cluster's shared
+# file system would be, even when a newcomer cloned it under /tmp.
+tests/nodes/fake_nodes.sh start "$NODES" node-a node-b --own-tmp "$PWD" "$(dirname "$(realpath "$BIN")")" || exit $?
 tests/slurm/local_slurm.sh start "$SLURM_DIR" "$NODES" node-a node-b || exit $?
 export SLURM_CONF="$SLURM_DIR/slurm.conf"
 SLURM_CLIENT=(tests/nodes/on_node.sh "$NODES" node-a)  # users submit from a login or compute node

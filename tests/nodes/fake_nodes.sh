@@ -2,11 +2,15 @@
 # Two "nodes" on this host for multi-node tests: each its own UTS namespace (hostname) and
 # network namespace (its own loopback and one veth address, 10.N.0.1 and 10.N.0.2), so Open MPI
 # between them sees two hosts and can reach the other only over TCP, as across a network.
-#   tests/nodes/fake_nodes.sh start DIR NAME_A NAME_B [--own-tmp]
+#   tests/nodes/fake_nodes.sh start DIR NAME_A NAME_B [--own-tmp [KEEP...]]
 #                                                       exits 77 (skip) with the reason if it cannot;
 #                                                       --own-tmp: each node its own /tmp (a mount
 #                                                       namespace), as nodes have local disks; then
-#                                                       what both must see lives outside /tmp
+#                                                       what both must see lives outside /tmp, or
+#                                                       is a KEEP path (the checkout, which a
+#                                                       newcomer may have cloned under /tmp: the
+#                                                       cluster's shared file system), bound into
+#                                                       each node's /tmp at the same path
 #   tests/nodes/fake_nodes.sh stop DIR                  removes the namespaces (and their link)
 # Then `tests/nodes/on_node.sh DIR NAME COMMAND...` runs a command on a node, and mpirun started
 # on the first node reaches the second with `--mca plm_rsh_agent tests/nodes/rsh_agent.sh`
@@ -35,6 +39,7 @@ fi
 A=$3
 B=$4
 OWN_TMP=${5:-}
+KEEP=("${@:6}")
 [[ $(id -u) -eq 0 ]] || skip "namespaces need root"
 for tool in unshare nsenter ip; do
   command -v "$tool" >/dev/null || skip "$tool not found (apt-get install util-linux iproute2)"
@@ -60,7 +65,27 @@ if [[ "$OWN_TMP" == "--own-tmp" ]]; then
     mkdir -p "$DIR/tmp-$node"
     chmod 1777 "$DIR/tmp-$node"
     touch "$DIR/mnt-$node"
-    unshare --mount="$DIR/mnt-$node" --propagation private mount --bind "$DIR/tmp-$node" /tmp \
+    # In the node's mount namespace: each KEEP path under /tmp is held at DIR/keep-NODE-I, the
+    # node's own /tmp goes over /tmp, and the held paths are bound back at their old places.
+    unshare --mount="$DIR/mnt-$node" --propagation private bash -c '
+      set -e
+      dir=$1 node=$2
+      shift 2
+      i=0
+      for path in "$@"; do
+        path=$(realpath -m "$path")
+        [[ "$path" == /tmp/* ]] || continue
+        mkdir -p "$dir/keep-$node-$i" && mount --bind "$path" "$dir/keep-$node-$i"
+        i=$(( i + 1 ))
+      done
+      mount --bind "$dir/tmp-$node" /tmp
+      i=0
+      for path in "$@"; do
+        path=$(realpath -m "$path")
+        [[ "$path" == /tmp/* ]] || continue
+        mkdir -p "$path" && mount --bind "$dir/keep-$node-$i" "$path"
+        i=$(( i + 1 ))
+      done' bash "$DIR" "$node" "${KEEP[@]}" \
       || { stop; skip "cannot give $node its own /tmp"; }
   done
 fi
