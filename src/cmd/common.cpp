@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -94,7 +94,8 @@ CLI::Validator RegularFile() {
   return CLI::Validator(
       [](std::string& path) {
         const std::string problem = RegularFileProblem(path);
-        return problem.empty() ? problem : problem + "; give a regular file (copy what a pipe or device holds into one)";
+        return problem.empty() ? problem
+                               : problem + "; give a regular file (copy what a pipe or device holds into one)";
       },
       "FILE");
 }

@@ -39,8 +39,7 @@ Command AddMakeDataCommand(CLI::App& app) {
   cli->add_option("-n,--samples", args->samples, "number of rows")->check(AtLeastOne());
   cli->add_option("-l,--length", args->chirp.length, "samples per waveform")->check(AtLeastOne());
   cli->add_option("--noise", args->chirp.noise_std, "noise standard deviation")->check(FiniteNonNegative());
-  cli->add_option("--seed", args->chirp.seed, "seed; rows depend only on it and their index")
-      ->check(WholeNumber());
+  cli->add_option("--seed", args->chirp.seed, "seed; rows depend only on it and their index")->check(WholeNumber());
   cli->add_flag("-f,--force", args->force, "overwrite an existing file");
   return {cli, [args](int argc, char** argv) { return RunMakeDataCommand(*args, argc, argv); }};
 }

@@ -10,8 +10,8 @@
 namespace ct {
 
 struct ModelSize {
-  double parameters = 0;           // trainable values
-  double activation_floats = 0;    // per row: the forward's layer outputs, a lower bound
+  double parameters = 0;         // trainable values
+  double activation_floats = 0;  // per row: the forward's layer outputs, a lower bound
 };
 
 // Exact parameter counts for the built-in models (the same layers vae_mlp.cpp and vae_conv1d.cpp

@@ -12,7 +12,7 @@
 namespace ct {
 
 HangWatchdog::HangWatchdog(double timeout_seconds) : timeout_seconds_(timeout_seconds) {
-  Heartbeat();  // the limit counts from now
+  Heartbeat();           // the limit counts from now
   EndStartupDeadline();  // the ranks have met: this watchdog takes over
   if (timeout_seconds_ > 0) thread_ = std::thread([this] { Watch(); });
 }

@@ -45,10 +45,9 @@ std::string MemoryShortfall(const MemoryNeed& need, double available, const std:
   }
   return "one training step needs at least " + Bytes(need.Total()) + " of " + where + " per rank (a batch of " +
          std::to_string(batch) + (batch == 1 ? " row " : " rows ") + Bytes(need.batch_bytes) +
-         ", the model's parameters with their " +
-         "gradients and Adam's moments " + Bytes(need.model_bytes) + ", layer outputs " +
-         Bytes(need.activation_bytes) + ", validation rows " + Bytes(need.held_bytes) + "), but a rank has " +
-         Bytes(available) + " (the smallest over ranks); " + fix;
+         ", the model's parameters with their " + "gradients and Adam's moments " + Bytes(need.model_bytes) +
+         ", layer outputs " + Bytes(need.activation_bytes) + ", validation rows " + Bytes(need.held_bytes) +
+         "), but a rank has " + Bytes(available) + " (the smallest over ranks); " + fix;
 }
 
 double HostBytesPerRank(int local_ranks) {

@@ -119,8 +119,8 @@ void RunPredict(const PredictOptions& o, const MpiWorld& world) {
   const bool lead = world.Rank() == 0;
   Config config;
   RunAgreed(world, [&] {
-    config = LoadConfigText(ReadCheckpointSummary(o.checkpoint).config_yaml, "the config in checkpoint '" + o.checkpoint + "'",
-                            o.overrides);
+    config = LoadConfigText(ReadCheckpointSummary(o.checkpoint).config_yaml,
+                            "the config in checkpoint '" + o.checkpoint + "'", o.overrides);
   });
   const c10::Device device = PlaceThisRank(config, world).device;
   PredictInput in = OpenInputAndModel(o, config, world);

@@ -97,8 +97,7 @@ void CheckResumeTarget(const std::string& resume, const std::string& run_dir) {
   if (resume.empty() || resume == "auto") return;
   if (const std::string problem = RegularFileProblem(resume); !problem.empty()) {
     throw ConfigError("--resume " + resume + ": " + problem + "; give a checkpoint (" + run_dir +
-                      "/checkpoints/epoch-NNNNNN.pt), or --resume auto for the newest in " + run_dir +
-                      "/checkpoints");
+                      "/checkpoints/epoch-NNNNNN.pt), or --resume auto for the newest in " + run_dir + "/checkpoints");
   }
   if (IsPickledObject(resume)) {
     throw ConfigError("--resume " + resume + ": " + fs::path(resume).filename().string() +

@@ -68,7 +68,8 @@ void WaitForSignal(int64_t global_step, bool lead) {
 // The files the run reads, with the keys that name them (for --overwrite's check).
 std::vector<std::pair<std::string, std::string>> InputFilesOf(const Config& config) {
   std::vector<std::pair<std::string, std::string>> inputs;
-  for (const std::string& path : ExpandDataFiles("data.train", config.data.train)) inputs.emplace_back("data.train", path);
+  for (const std::string& path : ExpandDataFiles("data.train", config.data.train))
+    inputs.emplace_back("data.train", path);
   for (const std::string& path : ExpandDataFiles("data.val", config.data.val)) inputs.emplace_back("data.val", path);
   if (!config.model.path.empty()) inputs.emplace_back("model.path", config.model.path);
   return inputs;
@@ -225,7 +226,8 @@ void Trainer::CheckStepFits(const DatasetSchema& schema, double val_bytes) {
   const std::vector<int64_t> input_dims(schema.input.dims.begin() + 1, schema.input.dims.end());
   const std::vector<int64_t> target_dims(schema.target.dims.begin() + 1, schema.target.dims.end());
   const ModelSize model = EstimateModelSize(config_.model, input_dims, target_dims);
-  const MemoryNeed need = EstimateMemoryNeed(model, config_.train.batch_size, static_cast<double>(schema.RowBytes()), val_bytes);
+  const MemoryNeed need =
+      EstimateMemoryNeed(model, config_.train.batch_size, static_cast<double>(schema.RowBytes()), val_bytes);
   double available = HostBytesPerRank(world_.LocalSize());
   if (device_.is_cuda()) available = static_cast<double>(GpuFreeBytes(device_.index()).value_or(0));
   available = -world_.MaxOverRanks(-available);

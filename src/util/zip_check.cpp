@@ -205,7 +205,8 @@ std::string ZipIntegrityProblem(const std::string& path) {
       if (crc != r.crc32) {
         char detail[64];
         std::snprintf(detail, sizeof(detail), "stored %08x, computed %08x", r.crc32, crc);
-        return "record '" + r.name + "' fails its CRC-32 check (" + detail + "): the file was damaged after it was written";
+        return "record '" + r.name + "' fails its CRC-32 check (" + detail +
+               "): the file was damaged after it was written";
       }
     }
   } catch (const DataError& e) {

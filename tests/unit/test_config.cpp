@@ -209,8 +209,9 @@ TEST(Config, HelpListsEveryKey) {
 TEST(Config, RealKeysMustBeFiniteFloat32) {
   for (const std::string value : {"1e300", ".inf", "1e39", "1e-50"}) {
     const std::string message = ErrorOf([&] { LoadConfig("", {"train.lr=" + value}); });
-    EXPECT_NE(message.find("config key 'train.lr' (--set train.lr=" + value + "): must be a finite number that float32"),
-              std::string::npos)
+    EXPECT_NE(
+        message.find("config key 'train.lr' (--set train.lr=" + value + "): must be a finite number that float32"),
+        std::string::npos)
         << message;
   }
   EXPECT_NE(ErrorOf([] { LoadConfig("", {"train.plateau.eps=.inf"}); }).find("float32"), std::string::npos);

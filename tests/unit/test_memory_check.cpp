@@ -46,7 +46,8 @@ TEST(MemoryCheck, FitsWhenEveryPartFits) {
 TEST(MemoryCheck, NamesTheSettingThatCannotFit) {
   const double gib = 1024.0 * 1024 * 1024;
   // A large batch of small rows: lower the batch.
-  const std::string batch = MemoryShortfall(EstimateMemoryNeed({1e6, 1e3}, 1 << 20, 8e3, 0), 4 * gib, "memory", 1 << 20);
+  const std::string batch =
+      MemoryShortfall(EstimateMemoryNeed({1e6, 1e3}, 1 << 20, 8e3, 0), 4 * gib, "memory", 1 << 20);
   EXPECT_NE(batch.find("one training step needs at least"), std::string::npos) << batch;
   EXPECT_NE(batch.find("but a rank has 4.0 GiB"), std::string::npos) << batch;
   EXPECT_NE(batch.find("lower train.batch_size (now 1048576)"), std::string::npos) << batch;

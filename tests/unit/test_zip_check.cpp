@@ -1,6 +1,6 @@
 // util/zip_check: a checkpoint's records are checked against their CRC-32 before it is trusted.
-#include <gtest/gtest.h>
 #include <ATen/ATen.h>
+#include <gtest/gtest.h>
 #include <torch/serialize/output-archive.h>
 #include <unistd.h>
 
