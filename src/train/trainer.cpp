@@ -229,10 +229,11 @@ void Trainer::CheckStepFits(const DatasetSchema& schema, double val_bytes) {
   const MemoryNeed need =
       EstimateMemoryNeed(model, config_.train.batch_size, static_cast<double>(schema.RowBytes()), val_bytes);
   double available = HostBytesPerRank(world_.LocalSize());
-  if (device_.is_cuda()) available = static_cast<double>(GpuFreeBytes(device_.index()).value_or(0));
+  const std::optional<int64_t> gpu_free = device_.is_cuda() ? GpuFreeBytes(device_.index()) : std::nullopt;
+  if (gpu_free) available = static_cast<double>(*gpu_free);
   available = -world_.MaxOverRanks(-available);
   const std::string shortfall =
-      MemoryShortfall(need, available, device_.is_cuda() ? "GPU memory" : "memory", config_.train.batch_size);
+      MemoryShortfall(need, available, gpu_free ? "GPU memory" : "memory", config_.train.batch_size);
   if (!shortfall.empty()) throw Error(shortfall, kExitUsage, /*agreed=*/true);
 }
 
