@@ -5,13 +5,23 @@
 #
 #   bench/gpu_check.sh prepare   here (Debian 12, apt): downloads the Debian packages that
 #                                machine lacks into .gpu-deps/ (ignored by git; about 45 MB)
-#   bench/gpu_check.sh run       there, from the repository root with .gpu-deps/ beside it:
-#                                unpacks them into /tmp/ct-deps (never into /; Python unpacks
-#                                them, no dpkg needed), builds against the LibTorch inside
-#                                Python's torch (its NCCL and CUDA runtime: CMakeLists.txt), runs
-#                                the unit, MPI and NCCL tests (nccl_np1 must have run, not been
-#                                skipped), a short demo training on one GPU with its GPU metrics,
-#                                and the step benchmarks
+#   bench/gpu_check.sh run       there, from the repository root with .gpu-deps/ beside it, in
+#                                stages, each with its own time limit and log, going on past a
+#                                failed stage
+#                                to a summary table (stage, result, seconds, first error) printed
+#                                last and written to $OUT/summary.md: versions; unpack (Python
+#                                unpacks the packages into /tmp/ct-deps, no dpkg, never into /);
+#                                configure and build (the binary and the MPI tests only) against
+#                                the LibTorch inside Python's torch (its NCCL and CUDA runtime);
+#                                mpi_tests (mpi_np1/2, nccl_np1/2); nccl (nccl_np1 must have run
+#                                and passed, not been skipped); demo (3 epochs on one GPU, its GPU
+#                                metrics and TensorBoard files); graph_128 and graph_1024 (eager
+#                                vs CUDA-graph step); compile_peer (torch.compile; CT_GPU_COMPILE=0
+#                                leaves it out). About 7 minutes on 16 cores. At exit $OUT (or
+#                                ./gpu-out/) holds summary.md, demo-metrics.jsonl and
+#                                stage-logs.tar.gz (every stage's log, ctest's LastTest.log, the
+#                                event files): three files, within what the device tool returns.
+#                                Without a GPU the GPU stages are reported as "no GPU".
 #   bench/gpu_check.sh cpu       the same build and unit/MPI tests without a GPU: the proof, on a
 #                                CPU machine, that the relocated packages work (bench/bare_root.sh
 #                                runs it in a minimal Debian root)
@@ -61,14 +71,21 @@ PY
 }
 
 # The carried packages, unpacked under $DEPS, and the environment that makes them work there:
-# Open MPI and PMIx find their components and help files through their prefixes, the loader
-# finds the libraries through LD_LIBRARY_PATH.
+# Open MPI and PMIx find their components and help files through their prefixes. The loader
+# path to Debian 12's libraries is not exported: on a machine that is not Debian 12 it would
+# reach g++, python3, Triton and NCCL too. Builds link with -rpath-link (LINK_FLAGS); only the
+# programs built here and Open MPI's run with it (with_deps).
 unpack_dependencies() {
-  [[ -d "$DEPS_DIR" ]] || { echo "gpu_check: $DEPS_DIR missing: run 'bench/gpu_check.sh prepare' where apt works" >&2; exit 2; }
+  [[ -d "$DEPS_DIR" ]] || { echo "error: $DEPS_DIR missing: run 'bench/gpu_check.sh prepare' where apt works"; return 2; }
   rm -rf "$DEPS"
   python3 bench/unpack_deb.py "$DEPS" "$DEPS_DIR"/*.deb
-  export PATH="$DEPS/usr/bin:$PATH"
-  export LD_LIBRARY_PATH="$ARCH_LIB:$ARCH_LIB/openmpi/lib:$ARCH_LIB/hdf5/openmpi:$ARCH_LIB/pmix2/lib:${LD_LIBRARY_PATH:-}"
+}
+
+# In this shell, for every stage after the unpacking.
+deps_environment() {
+  export PATH="$PATH:$DEPS/usr/bin"                      # after the machine's own tools
+  export DEPS_LIBRARY_PATH="$ARCH_LIB:$ARCH_LIB/openmpi/lib:$ARCH_LIB/hdf5/openmpi:$ARCH_LIB/pmix2/lib"
+  export LINK_FLAGS="-Wl,-rpath-link,${DEPS_LIBRARY_PATH//:/,-rpath-link,}"
   export OPAL_PREFIX="$DEPS/usr"                         # Open MPI: components, wrapper flags, orted
   export PMIX_INSTALL_PREFIX="$ARCH_LIB/pmix2"           # PMIx (its own prefix): plugins, help files
   export PKG_CONFIG_PATH="$ARCH_LIB/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$DEPS"
@@ -79,100 +96,200 @@ unpack_dependencies() {
   export OMPI_MCA_plm=isolated
 }
 
-# Configures and builds in $BUILD_DIR; CMake's whole output is kept and shown on failure.
-build() {
-  local torch_prefix log=/tmp/ct-gpu-configure.log
+# A command with the carried libraries on the loader's path (the programs built here, mpiexec).
+with_deps() { LD_LIBRARY_PATH="$DEPS_LIBRARY_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
+
+# Configures and builds TARGETS in $BUILD_DIR; CMake's whole output goes to the stage's log.
+configure() {
+  local torch_prefix generator=()
   torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-  local generator=()
   command -v ninja >/dev/null && generator=(-G Ninja)
   # Debian's packages have no mpiexec link (update-alternatives makes it): name the real one.
-  if ! cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_PREFIX_PATH="$torch_prefix;$DEPS/usr" -DHDF5_ROOT="$ARCH_LIB/hdf5/openmpi" \
-      -DMPI_CXX_COMPILER="$DEPS/usr/bin/mpicxx.openmpi" -DMPI_C_COMPILER="$DEPS/usr/bin/mpicc.openmpi" \
-      -DMPIEXEC_EXECUTABLE="$DEPS/usr/bin/mpiexec.openmpi" -DPKG_CONFIG_EXECUTABLE="$DEPS/usr/bin/pkgconf" \
-      -DGTest_DIR="$ARCH_LIB/cmake/GTest" "$@" >"$log" 2>&1; then
-    cat "$log"
-    echo "gpu_check: FAIL: configure failed (whole output above)" >&2
-    exit 1
-  fi
-  grep "clustertrain:" "$log"
-  cmake --build "$BUILD_DIR" -j "$(nproc)"
-  local missing
-  missing=$(ldd "$BUILD_DIR/clustertrain" | grep "not found" || true)
-  [[ -z $missing ]] || { echo "gpu_check: FAIL: libraries not found:"; echo "$missing"; exit 1; }
+  with_deps cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$torch_prefix;$DEPS/usr" -DHDF5_ROOT="$ARCH_LIB/hdf5/openmpi" \
+    -DMPI_CXX_COMPILER="$DEPS/usr/bin/mpicxx.openmpi" -DMPI_C_COMPILER="$DEPS/usr/bin/mpicc.openmpi" \
+    -DMPIEXEC_EXECUTABLE="$DEPS/usr/bin/mpiexec.openmpi" -DPKG_CONFIG_EXECUTABLE="$DEPS/usr/bin/pkgconf" \
+    -DCMAKE_EXE_LINKER_FLAGS="$LINK_FLAGS" -DGTest_DIR="$ARCH_LIB/cmake/GTest" "$@"
 }
 
-# ctest on the given labels; the NCCL tests must have run (a skip is not a pass on a GPU).
+build() {
+  cmake --build "$BUILD_DIR" -j "$(nproc)" "$@"
+  local missing
+  missing=$(with_deps ldd "$BUILD_DIR/clustertrain" | grep "not found" || true)
+  [[ -z $missing ]] || { echo "error: libraries not found:"; echo "$missing"; return 1; }
+}
+
+# ctest on the given arguments; the NCCL tests, where asked for, must have run and passed (a
+# skip is not a pass on a GPU).
 run_tests() {
-  (cd "$BUILD_DIR" && ctest --output-on-failure -L "$1" -j 4 2>&1 | tee /tmp/ct-gpu-ctest.log | tail -25)
-  grep -q "100% tests passed" /tmp/ct-gpu-ctest.log || { echo "gpu_check: FAIL: tests failed"; exit 1; }
+  (cd "$BUILD_DIR" && with_deps ctest --output-on-failure "$@") | tee "$STAGE_LOG.ctest"
+  grep -q "100% tests passed" "$STAGE_LOG.ctest" || { echo "error: tests failed"; return 1; }
+}
+
+nccl_must_run() {
+  (cd "$BUILD_DIR" && with_deps ctest -R '^nccl_np1$' -V) | grep -E "\[  (PASSED|SKIPPED|FAILED) \]|error" \
+    | tee "$STAGE_LOG.nccl"
+  grep -q "PASSED" "$STAGE_LOG.nccl" && ! grep -q "SKIPPED\|FAILED" "$STAGE_LOG.nccl" \
+    || { echo "error: the NCCL tests did not run and pass on this GPU"; return 1; }
+}
+
+# ---------------------------------------------------------------- stages
+# run_stage NAME SECONDS FUNCTION [ARGS]: runs FUNCTION in a bash of its own (set -e: its first
+# failing command ends it) under `timeout`, its output in $OUT/NAME.log (the last lines shown),
+# and records NAME, passed / FAILED / TIMED OUT, the seconds and the first error line for the
+# summary. The script goes on past a failed stage; stages that need it are skipped.
+# The device tool brings back at most 8 files from $OUT: the stage logs are kept in LOG_DIR and
+# packed at exit into one archive there, beside summary.md and the demo's metrics.
+OUT=${OUT:-$PWD/gpu-out}
+LOG_DIR=/tmp/ct-gpu-logs
+export OUT BUILD_DIR DEPS DEPS_DIR ARCH_LIB LOG_DIR
+SUMMARY=()
+FAILED_STAGES=" "
+run_stage() {
+  local name=$1 limit=$2 start rc=0
+  shift 2
+  export STAGE_LOG="$LOG_DIR/$name.log"
+  start=$(date +%s)
+  echo "gpu_check: stage $name (limit ${limit} s)"
+  timeout -k 10 "$limit" bash -c 'set -euo pipefail; "$@"' "$name" "$@" >"$STAGE_LOG" 2>&1 || rc=$?
+  local seconds=$(( $(date +%s) - start )) result=passed first=""
+  if (( rc != 0 )); then
+    result=FAILED
+    (( rc == 124 || rc == 137 )) && result="TIMED OUT" && echo "error: stage $name passed its limit of $limit s" >>"$STAGE_LOG"
+    FAILED_STAGES+="$name "
+    first=$(grep -m1 -iE "error|fail|abort|not found" "$STAGE_LOG" | cut -c1-160 || true)
+    tail -40 "$STAGE_LOG"
+  else
+    tail -5 "$STAGE_LOG"
+  fi
+  SUMMARY+=("| $name | $result | $seconds | ${first//|/\\|} |")
+}
+skip_stage() { SUMMARY+=("| $1 | skipped | 0 | $2 |"); }
+stage_failed() { [[ "$FAILED_STAGES" == *" $1 "* ]]; }
+
+print_summary() {
+  {
+    echo "| stage | result | seconds | first error |"
+    echo "| --- | --- | ---: | --- |"
+    printf '%s\n' "${SUMMARY[@]}"
+  } >"$OUT/summary.md"
+  echo "gpu_check: summary ($OUT/summary.md):"
+  cat "$OUT/summary.md"
+}
+
+# Whatever the run left, for the caller to read: $OUT/summary.md, $OUT/demo-metrics.jsonl, and
+# $OUT/stage-logs.tar.gz with every stage's log, ctest's LastTest.log and the event files.
+collect_outputs() {
+  mkdir -p "$OUT"
+  cp /tmp/ct-gpu/run/metrics.jsonl "$OUT/demo-metrics.jsonl" 2>/dev/null || true
+  cp /tmp/ct-gpu/run/tensorboard/events.out.tfevents.* "$LOG_DIR/" 2>/dev/null || true
+  cp "$BUILD_DIR/Testing/Temporary/LastTest.log" "$LOG_DIR/ctest-LastTest.log" 2>/dev/null || true
+  tar -czf "$OUT/stage-logs.tar.gz" -C "$LOG_DIR" . 2>/dev/null || true
+  print_summary
 }
 
 cpu_check() {
-  print_versions
-  unpack_dependencies
-  build -DCT_WITH_NCCL=OFF
-  run_tests "unit|mpi"
-  echo "gpu_check: cpu: configure, build, unit and MPI tests passed with the carried packages"
+  rm -rf "$LOG_DIR" && mkdir -p "$OUT" "$LOG_DIR"
+  trap collect_outputs EXIT
+  run_stage versions 60 print_versions
+  run_stage unpack 180 unpack_dependencies
+  stage_failed unpack && return 1
+  deps_environment
+  run_stage configure 300 configure -DCT_WITH_NCCL=OFF
+  stage_failed configure && return 1
+  run_stage build 900 build
+  stage_failed build && return 1
+  run_stage tests 900 run_tests -L "unit|mpi" -j 2
+  [[ "$FAILED_STAGES" == " " ]]
 }
 
-gpu_check() {
-  nvidia-smi -L || { echo "gpu_check: no NVIDIA GPU visible" >&2; exit 2; }
-  print_versions
-  unpack_dependencies
-  build -DCT_WITH_NCCL=ON
-  run_tests "unit|mpi|gpu"
-  (cd "$BUILD_DIR" && ctest -R '^nccl_np1$' -V 2>&1 | grep -E "\[  PASSED  \]|\[  SKIPPED \]") | tee /tmp/ct-nccl.log
-  if ! grep -q PASSED /tmp/ct-nccl.log || grep -q SKIPPED /tmp/ct-nccl.log; then
-    echo "gpu_check: FAIL: the NCCL tests did not run on this GPU"
-    exit 1
-  fi
-
-  mkdir -p /tmp/ct-gpu
-  "$BUILD_DIR"/clustertrain make-data --out /tmp/ct-gpu/train.h5 --samples 16384 --length 1024 --seed 1 --force
-  "$BUILD_DIR"/clustertrain make-data --out /tmp/ct-gpu/val.h5 --samples 2048 --length 1024 --seed 2 --force
+# The demo on one GPU with its GPU metrics (issue 20): the caching allocator's peaks, NVML's
+# utilisation where the driver's library loads, TensorBoard's files.
+demo() {
+  # The demo's data and GPU.
   local common=(--config configs/gw_vae.yaml --set data.train=/tmp/ct-gpu/train.h5 --set data.val=/tmp/ct-gpu/val.h5
                 --set train.device=cuda)
-  "$BUILD_DIR"/clustertrain train "${common[@]}" --set output.dir=/tmp/ct-gpu/run --set train.epochs=3 \
-    --set output.checkpoint_every=0 --set output.log_every=0 --set output.tensorboard=true
-  echo "gpu_check: full step (training samples/s per epoch) and comm seconds (CUDA events):"
+  mkdir -p /tmp/ct-gpu
+  with_deps "$BUILD_DIR"/clustertrain make-data --out /tmp/ct-gpu/train.h5 --samples 16384 --length 1024 --seed 1 --force
+  with_deps "$BUILD_DIR"/clustertrain make-data --out /tmp/ct-gpu/val.h5 --samples 2048 --length 1024 --seed 2 --force
+  with_deps "$BUILD_DIR"/clustertrain train "${common[@]}" --set output.dir=/tmp/ct-gpu/run --set train.epochs=3 \
+    --set output.checkpoint_every=0 --set output.log_every=0 --set output.tensorboard=true --overwrite
+  echo "full step (training samples/s per epoch) and comm seconds (CUDA events):"
   grep -o '"samples_per_s":[0-9.]*\|"comm_seconds":[0-9.e-]*' /tmp/ct-gpu/run/metrics.jsonl | paste -sd' '
-  graph_steps "${common[@]}"
-  # Issue 20 on a GPU: the records carry the caching allocator's peaks (and NVML's utilisation
-  # where the driver's library loads), and TensorBoard's files are there.
-  echo "gpu_check: GPU memory and utilisation per epoch:"
+  echo "GPU memory and utilisation per epoch:"
   grep -o '"gpu_[a-z_]*":[0-9.]*' /tmp/ct-gpu/run/metrics.jsonl | paste -sd' '
-  grep -q '"gpu_mem_allocated_mb":[1-9]' /tmp/ct-gpu/run/metrics.jsonl || { echo "gpu_check: FAIL: no GPU memory peak in the records"; exit 1; }
-  ls /tmp/ct-gpu/run/tensorboard/events.out.tfevents.* >/dev/null || { echo "gpu_check: FAIL: no TensorBoard event file"; exit 1; }
-  echo "gpu_check: all GPU checks passed"
+  grep -q '"gpu_mem_allocated_mb":[1-9]' /tmp/ct-gpu/run/metrics.jsonl || { echo "error: no GPU memory peak in the records"; return 1; }
+  ls /tmp/ct-gpu/run/tensorboard/events.out.tfevents.* >/dev/null || { echo "error: no TensorBoard event file"; return 1; }
 }
 
-# Issue 19 on a GPU: compute-only and full-step samples/s at batch 128 and 1024, eager and with
-# the CUDA graph (runtime.cuda_graph=on), and Python's torch.compile(mode="reduce-overhead");
-# the graph's losses must equal the eager ones to float32 rounding.
+# Issue 19: compute-only and full-step samples/s at one batch size, eager and with the CUDA graph
+# (runtime.cuda_graph=on); the graph's losses must equal the eager ones to float32 rounding.
 graph_steps() {
-  local batch graph
-  for batch in 128 1024; do
-    for graph in off on; do
-      echo "gpu_check: batch $batch, runtime.cuda_graph=$graph: compute-only, then full step:"
-      "$BUILD_DIR"/clustertrain bench step "$@" --set train.batch_size=$batch --set runtime.cuda_graph=$graph 2>/dev/null | tail -1
-      "$BUILD_DIR"/clustertrain train "$@" --set train.batch_size=$batch --set runtime.cuda_graph=$graph \
-        --set output.dir=/tmp/ct-gpu/graph-$batch-$graph --set train.epochs=2 --set output.checkpoint_every=0 \
-        --set output.log_every=0 2>&1 | grep -E "cuda_graph|^epoch"
-    done
-    python3 - "$batch" <<'PY' || { echo "gpu_check: FAIL: the CUDA-graph step's losses differ from the eager step's"; exit 1; }
+  local batch=$1 graph
+  # The demo's data and GPU.
+  local common=(--config configs/gw_vae.yaml --set data.train=/tmp/ct-gpu/train.h5 --set data.val=/tmp/ct-gpu/val.h5
+                --set train.device=cuda)
+  for graph in off on; do
+    echo "batch $batch, runtime.cuda_graph=$graph: compute-only, then full step:"
+    with_deps "$BUILD_DIR"/clustertrain bench step "${common[@]}" --set train.batch_size="$batch" \
+      --set runtime.cuda_graph=$graph
+    with_deps "$BUILD_DIR"/clustertrain train "${common[@]}" --set train.batch_size="$batch" \
+      --set runtime.cuda_graph=$graph --set output.dir=/tmp/ct-gpu/graph-$batch-$graph --set train.epochs=2 \
+      --set output.checkpoint_every=0 --set output.log_every=0 --overwrite
+  done
+  python3 - "$batch" <<'PY'
 import json, sys
 batch = sys.argv[1]
 runs = {g: [json.loads(l) for l in open(f"/tmp/ct-gpu/graph-{batch}-{g}/metrics.jsonl")] for g in ("off", "on")}
 for eager, graph in zip(runs["off"], runs["on"]):
     for key in ("train_loss", "val_loss"):
-        assert abs(eager[key] - graph[key]) <= 1e-4 * abs(eager[key]), (key, eager[key], graph[key])
-print(f"gpu_check: batch {batch}: graph and eager losses equal to 1e-4 relative")
+        if abs(eager[key] - graph[key]) > 1e-4 * abs(eager[key]):
+            sys.exit(f"error: the CUDA-graph step's {key} {graph[key]} differs from the eager step's {eager[key]}")
+print(f"batch {batch}: graph and eager losses equal to 1e-4 relative")
 PY
-    (cd bench/peer && python3 compile_step.py --batch "$batch" --compile none && \
-      python3 compile_step.py --batch "$batch") 2>&1 | grep -E "samples_per_s|Error" || true
-  done
 }
+
+# The strongest PyTorch peer, torch.compile(mode="reduce-overhead"), beside plain eager.
+compile_peer() {
+  (cd bench/peer && python3 compile_step.py --batch 128 --compile none && python3 compile_step.py --batch 128)
+}
+
+# Stages, each with its own limit, continuing past a failed one to the summary (about 7
+# minutes on 16 cores: the build is only what the stages run). CT_GPU_COMPILE=0 leaves out the
+# torch.compile peer (its first compile takes a minute or two).
+gpu_check() {
+  rm -rf "$LOG_DIR" && mkdir -p "$OUT" "$LOG_DIR"
+  trap collect_outputs EXIT
+  run_stage versions 60 print_versions
+  local gpu=1
+  nvidia-smi -L >"$LOG_DIR/gpus.log" 2>&1 || gpu=0
+  run_stage unpack 180 unpack_dependencies
+  stage_failed unpack && return 1
+  deps_environment
+  run_stage configure 180 configure -DCT_WITH_NCCL=ON
+  stage_failed configure && return 1
+  run_stage build 300 build --target clustertrain mpi_tests
+  stage_failed build && return 1
+  if (( ! gpu )); then
+    for stage in mpi_tests nccl demo graph_128 graph_1024 compile_peer; do skip_stage "$stage" "no GPU: nvidia-smi -L failed"; done
+    return 1
+  fi
+  run_stage mpi_tests 180 run_tests -R '^(mpi_np1|mpi_np2|nccl_np1|nccl_np2)$'
+  run_stage nccl 60 nccl_must_run
+  run_stage demo 120 demo
+  if stage_failed demo; then
+    skip_stage graph "needs the demo's data"
+  else
+    run_stage graph_128 120 graph_steps 128
+    run_stage graph_1024 120 graph_steps 1024
+  fi
+  if [[ "${CT_GPU_COMPILE:-1}" != 0 ]]; then run_stage compile_peer 150 compile_peer; else skip_stage compile_peer "CT_GPU_COMPILE=0"; fi
+  [[ "$FAILED_STAGES" == " " ]]
+}
+
+# What the stages run in their own bash.
+export -f print_versions unpack_dependencies with_deps configure build run_tests nccl_must_run demo graph_steps \
+  compile_peer
 
 case "${1:-}" in
   prepare) prepare ;;

@@ -42,6 +42,7 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   for (int64_t i = 0; i < pool; ++i) batches.push_back(rows.ShuffledBatch(i, batch));
   // The configured model and precision, as training runs them (model/forward.h).
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
+  const std::unique_ptr<StepStream> step_stream = MakeStepStream(device);  // before any autograd node
   const std::unique_ptr<Model> model = MakeModel(config.model, rows.RowDims(), rows.TargetDims());
   model->To(device);
   // Training's optimizer: Adam over flat parameter and gradient buffers.

@@ -240,6 +240,8 @@ void Trainer::CheckStepFits(const DatasetSchema& schema, double val_bytes) {
 // The same seed on every rank, then rank 0's weights broadcast to be certain; gradients are
 // synchronised in buckets by the communicator the runtime settings choose.
 void Trainer::BuildModelAndSync() {
+  // On CUDA, before any autograd node exists: the stream every step runs (and is captured) on.
+  step_stream_ = MakeStepStream(device_);
   torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
   RunAgreed(world_, [&] { model_ = MakeModel(config_.model, train_->RowDims(), train_->TargetDims()); });
   model_->To(device_);

@@ -90,6 +90,7 @@ class Trainer {
   const bool lead_;  // rank 0: logs progress and writes the run's files
   const Clock::time_point run_start_ = Clock::now();
   c10::Device device_{c10::kCPU};
+  std::unique_ptr<StepStream> step_stream_;  // CUDA: current from the model's construction on
   std::unique_ptr<TrainBatches> train_;
   std::optional<ShardLoader> val_;
   int64_t steps_ = 0;  // optimizer steps per epoch

@@ -10,6 +10,8 @@
 #include "comm/nccl_communicator.h"
 #include "model/vae_loss.h"
 #include "model/vae_mlp.h"
+#include "train/cuda_graph_step.h"
+#include "train/flat_adam.h"
 #include "util/error.h"
 #endif
 
@@ -99,6 +101,54 @@ TEST(Nccl, BucketedOverlappedSyncOnGpuEqualsMpiOnCpu) {
   bool ok = true;
   auto a = cpu_model->parameters(), b = gpu_model->parameters();
   for (size_t i = 0; i < a.size(); ++i) ok = ok && at::allclose(a[i].grad(), b[i].grad().cpu(), 1e-4, 1e-6);
+  EXPECT_TRUE(test::AllRanksAgree(ok));
+#endif
+}
+
+// Issue 32, item 1: the graph captures a whole step -- forward, the backward whose gradient
+// hooks launch each bucket's all-reduce, fused Adam -- when the step stream is current from the
+// model's construction on; the replayed steps equal the same steps run eagerly.
+TEST(Nccl, CudaGraphStepCapturesTheBucketedBackwardAndEqualsEagerSteps) {
+  SKIP_WITHOUT_NCCL();
+#ifdef CT_HAVE_NCCL
+  const at::Device device(at::kCUDA, test::World().LocalRank());
+  NcclCommunicator nccl(MPI_COMM_WORLD, test::World().LocalRank(), 60.0);
+  const int64_t batch = 16;
+  torch::manual_seed(3);
+  const at::Tensor x = torch::randn({batch, 64}).to(device), eps = torch::randn({batch, 4}).to(device);
+  std::vector<at::Tensor> losses[2];
+  for (const bool captured : {false, true}) {
+    const std::unique_ptr<StepStream> stream = MakeStepStream(device);  // before any autograd node
+    ASSERT_TRUE(stream != nullptr);
+    torch::manual_seed(11);
+    VaeMlp model(64, kHidden, 4);
+    model->to(device);
+    std::vector<at::Tensor> params = model->parameters();
+    GradientSync sync(params, nccl, {0.002, true});  // several buckets, reduced during backward
+    AdamSettings adam;
+    adam.fused = true;
+    FlatAdam optimizer(params, sync.Buckets(), adam);
+    ASSERT_TRUE(optimizer.Capturable());
+    const at::Tensor lr = at::full({}, 1e-3, OnGpu(at::kFloat));
+    const StepBody body = [&](const Batch& b) {
+      optimizer.ZeroGrad();
+      const at::Tensor loss = VaeBatchLoss(VaePerSampleLoss(model->forward(b.input, eps), b.target), 1e-3);
+      sync.PrepareBackward(true);
+      loss.backward();
+      sync.AverageGradients();
+      optimizer.StepOnDevice(lr);
+      return loss.detach().reshape({1});
+    };
+    const std::unique_ptr<GraphStep> graph = captured ? MakeCudaGraphStep(device, /*warmup_steps=*/2) : nullptr;
+    for (int step = 0; step < 6; ++step) {
+      const Batch b{x, x};
+      const at::Tensor loss = graph ? graph->Run(b, body) : body(b);
+      if (graph) optimizer.CountStep();
+      losses[captured].push_back(loss.clone().cpu());
+    }
+  }
+  bool ok = true;
+  for (size_t i = 0; i < losses[0].size(); ++i) ok = ok && at::allclose(losses[0][i], losses[1][i], 1e-5, 1e-7);
   EXPECT_TRUE(test::AllRanksAgree(ok));
 #endif
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <new>
+#include <stdexcept>
 
 #include "model/make_model.h"
 #include "model/model_size.h"
@@ -70,18 +71,27 @@ namespace {
 
 // An allocation that still fails is reported as running out of memory, with the settings to
 // change and without LibTorch's place in its source.
+// A c10::Error as LibTorch throws it (its constructors differ between 1.13 and 2.x).
+c10::Error TorchError(const std::string& message) {
+  try {
+    TORCH_CHECK(false, message);
+  } catch (const c10::Error& e) {
+    return e;
+  }
+  throw std::logic_error("TORCH_CHECK(false) did not throw");
+}
+
 TEST(MemoryCheck, AnAllocatorFailureReadsAsOutOfMemory) {
-  const c10::Error cpu(
+  const c10::Error cpu = TorchError(
       "[enforce fail at alloc_cpu.cpp:75] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate "
-      "1099511627776 bytes. Error code 12 (Cannot allocate memory)",
-      "");
+      "1099511627776 bytes. Error code 12 (Cannot allocate memory)");
   EXPECT_TRUE(IsOutOfMemory(cpu));
   const std::string text = ExceptionText(cpu);
   EXPECT_EQ(text.rfind("out of memory (data. DefaultCPUAllocator: can't allocate memory", 0), 0u) << text;
   EXPECT_EQ(text.find("alloc_cpu.cpp"), std::string::npos) << text;
   EXPECT_NE(text.find("lower train.batch_size"), std::string::npos) << text;
   EXPECT_TRUE(IsOutOfMemory(std::bad_alloc()));
-  EXPECT_FALSE(IsOutOfMemory(c10::Error("shape mismatch", "")));
+  EXPECT_FALSE(IsOutOfMemory(TorchError("shape mismatch")));
 }
 
 }  // namespace
