@@ -52,6 +52,12 @@ class Communicator {
   virtual void BeginTimedSpan() {}
   virtual void EndTimedSpan() {}
   virtual std::optional<double> TakeTimedSeconds() { return std::nullopt; }
+
+ protected:
+  // Leaves the list AbortAllCommunicators walks. Each backend calls it first in its destructor:
+  // by the time the base destructor runs, the backend's state is gone, and the hang watchdog's
+  // thread could otherwise call Abort() on it in between.
+  void Unregister();
 };
 
 // Calls Abort() on every live communicator (the fatal path in main).

@@ -27,7 +27,9 @@ Communicator::Communicator() {
   LiveCommunicators().push_back(this);
 }
 
-Communicator::~Communicator() {
+Communicator::~Communicator() { Unregister(); }
+
+void Communicator::Unregister() {
   std::lock_guard<std::mutex> lock(live_mutex);
   auto& live = LiveCommunicators();
   live.erase(std::remove(live.begin(), live.end(), this), live.end());

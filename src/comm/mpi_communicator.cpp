@@ -98,6 +98,7 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
 }
 
 MpiCommunicator::~MpiCommunicator() {
+  Unregister();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;

@@ -265,6 +265,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm world, int device_index, double time
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  Unregister();
   DeviceGuard guard(state_->device);
   if (std::uncaught_exceptions() > 0) {
     // Unwinding to the fatal path: a peer may be dead, so neither wait for the stream nor
