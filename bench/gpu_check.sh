@@ -124,6 +124,7 @@ build() {
 run_tests() {
   (cd "$BUILD_DIR" && with_deps ctest --output-on-failure "$@") | tee "$STAGE_LOG.ctest"
   grep -q "100% tests passed" "$STAGE_LOG.ctest" || { echo "error: tests failed"; return 1; }
+  grep "tests passed" "$STAGE_LOG.ctest"  # last, so that the stage's tail shows it
 }
 
 nccl_must_run() {
