@@ -4,6 +4,7 @@
 // flipped byte inside a tensor loads silently as a wrong weight.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
