@@ -71,21 +71,16 @@ if [[ "$OWN_TMP" == "--own-tmp" ]]; then
       set -e
       dir=$1 node=$2
       shift 2
-      i=0
+      kept=()
       for path in "$@"; do
         path=$(realpath -m "$path")
         [[ "$path" == /tmp/* ]] || continue
-        mkdir -p "$dir/keep-$node-$i" && mount --bind "$path" "$dir/keep-$node-$i"
-        i=$(( i + 1 ))
+        mkdir -p "$dir/keep-$node-${#kept[@]}" && mount --bind "$path" "$dir/keep-$node-${#kept[@]}"
+        kept+=("$path")
       done
       mount --bind "$dir/tmp-$node" /tmp
-      i=0
-      for path in "$@"; do
-        path=$(realpath -m "$path")
-        [[ "$path" == /tmp/* ]] || continue
-        mkdir -p "$path" && mount --bind "$dir/keep-$node-$i" "$path"
-        i=$(( i + 1 ))
-      done' bash "$DIR" "$node" "${KEEP[@]}" \
+      for i in "${!kept[@]}"; do mkdir -p "${kept[$i]}" && mount --bind "$dir/keep-$node-$i" "${kept[$i]}"; done' \
+      bash "$DIR" "$node" "${KEEP[@]}" \
       || { stop; skip "cannot give $node its own /tmp"; }
   done
 fi
