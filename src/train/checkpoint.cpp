@@ -224,10 +224,6 @@ void ReadNested(torch::serialize::InputArchive& archive, const std::vector<Named
 }
 
 torch::serialize::InputArchive OpenArchive(const std::string& path, const c10::Device& device) {
-  // LibTorch reads records without their CRC-32: a damaged tensor would load as wrong weights.
-  if (const std::string problem = ZipIntegrityProblem(path); !problem.empty()) {
-    throw DataError("checkpoint '" + path + "' is damaged: " + problem + "; resume from another one");
-  }
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path, device);
@@ -337,6 +333,10 @@ TrainingState LoadCheckpointModel(const std::string& path, Model& model, const c
 }
 
 CheckpointSummary ReadCheckpointSummary(const std::string& path) {
+  // LibTorch reads records without their CRC-32: a damaged tensor would load as wrong weights.
+  if (const std::string problem = ZipIntegrityProblem(path); !problem.empty()) {
+    throw DataError("checkpoint '" + path + "' is damaged: " + problem + "; resume from another one");
+  }
   torch::serialize::InputArchive archive = OpenArchive(path, c10::Device(c10::kCPU));
   CheckpointSummary s;
   s.epoch = Get(archive, "epoch", path).toInt();

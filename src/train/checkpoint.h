@@ -68,8 +68,10 @@ struct CheckpointSummary {
 };
 
 // Checks the whole file (every record's CRC-32, util/zip_check.h) and reads its summary, so it
-// also tells whether the checkpoint can be trusted: DataError (exit 3) if not. Every load checks
-// the file the same way.
+// also tells whether the checkpoint can be trusted: DataError (exit 3) if not. The loads above do
+// not check again: a checkpoint is chosen through this first (train: rank 0's ChooseCheckpoint;
+// predict: every rank), and every rank re-reading the whole file for its CRCs would double the
+// start-up I/O of a large model on a shared file system.
 CheckpointSummary ReadCheckpointSummary(const std::string& path);
 
 // The checkpoints in run_dir/checkpoints, oldest first (a .pt.tmp, an interrupted write, is
