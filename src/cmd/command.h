@@ -35,9 +35,6 @@ int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>
 // exited (and prints its own message if that does not happen within 10 s).
 int ReportEarlyError(const std::string& message, int code);
 
-// This machine's host name, for messages printed before MPI starts.
-std::string ProcessHost();
-
 // Why an output file cannot be written ("" when it can), so that every rank does not meet it
 // inside HDF5 and say so in HDF5's words: it exists (without `force`), is a directory, has no
 // writable directory, or is one of the command's `inputs` (whatever `force` says).

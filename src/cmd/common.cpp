@@ -149,12 +149,6 @@ std::string MistypedCommand(const CLI::App& app, int argc, char** argv) {
   return "";
 }
 
-std::string ProcessHost() {
-  char name[256] = {0};
-  gethostname(name, sizeof(name) - 1);
-  return name;
-}
-
 int LoadConfigBeforeMpi(const std::string& path, const std::vector<std::string>& overrides, bool check_inputs,
                         Config& config) {
   try {

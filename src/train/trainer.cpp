@@ -36,6 +36,7 @@
 #include "util/logging.h"
 #include "util/process_memory.h"
 #include "util/random.h"
+#include "util/test_stop.h"
 
 namespace ct {
 namespace {
@@ -43,18 +44,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// CT_TEST_STOP_AT=PHASE: rank CT_TEST_STOP_RANK (default 1) stops itself (SIGSTOP) on
-// entering PHASE, as a rank stuck in start-up would be, so that a test can show that the
-// watchdog covers it on a machine of any speed.
-void StopHereForATest(const char* phase, int rank) {
-  const char* stop_at = std::getenv("CT_TEST_STOP_AT");
-  if (stop_at == nullptr || std::string(stop_at) != phase) return;
-  const char* stop_rank = std::getenv("CT_TEST_STOP_RANK");
-  if (rank != (stop_rank ? std::atoi(stop_rank) : 1)) return;
-  spdlog::warn("stopping this rank at '{}' (CT_TEST_STOP_AT)", phase);
-  std::raise(SIGSTOP);
-}
 
 // CT_TEST_HOLD_AT_STEP: wait, alive to the watchdog, until this rank gets SIGUSR1 or SIGTERM.
 void WaitForSignal(int64_t global_step, bool lead) {
@@ -91,7 +80,7 @@ Trainer::Trainer(const Config& config, const MpiWorld& world, const TrainOptions
       lead_(world.Rank() == 0),
       metrics_(config.output.dir, world.Rank() == 0) {
   Heartbeat("start-up: input files and run directory");
-  StopHereForATest("start-up", world_.Rank());
+  StopHereForATest("start-up");
   const std::string checkpoint = PrepareRunDirectory(options);
   if (lead_) spdlog::info("clustertrain {}: {} ranks, run directory {}", CT_VERSION, world_.Size(), config_.output.dir);
   // Device, then cores and threads (before any LibTorch thread pool starts), reported by every
@@ -99,7 +88,7 @@ Trainer::Trainer(const Config& config, const MpiWorld& world, const TrainOptions
   Heartbeat("start-up: placement");
   device_ = PlaceThisRank(config_, world_).device;
   Heartbeat("loading data");
-  StopHereForATest("loading data", world_.Rank());
+  StopHereForATest("loading data");
   LoadData();
   Heartbeat("start-up: model and gradient sync");
   BuildModelAndSync();

@@ -1,5 +1,7 @@
 #include "util/launcher_env.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
@@ -49,6 +51,12 @@ std::string SingletonError(int mpi_world_size, std::optional<int> launcher_world
          " processes, but MPI sees a world of 1: each process is running alone as a singleton "
          "(and would train its own copy). Under Slurm launch with `srun --mpi=pmix` (`srun --mpi=list` "
          "shows the plugins); with mpirun, use the mpirun of the MPI that clustertrain was built with";
+}
+
+std::string ProcessHost() {
+  char name[256] = {0};
+  gethostname(name, sizeof(name) - 1);
+  return name;
 }
 
 }  // namespace ct

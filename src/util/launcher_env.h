@@ -7,6 +7,9 @@
 
 namespace ct {
 
+// This machine's host name, for messages printed before MPI starts.
+std::string ProcessHost();
+
 // The world rank the launcher assigned, if any launcher variable is set.
 std::optional<int> LauncherRank();
 

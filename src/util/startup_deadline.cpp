@@ -1,10 +1,7 @@
 #include "util/startup_deadline.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <condition_variable>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -15,6 +12,7 @@
 
 #include "util/error.h"
 #include "util/launcher_env.h"
+#include "util/test_stop.h"
 
 namespace ct {
 namespace {
@@ -32,12 +30,6 @@ std::shared_ptr<Deadline>& Current() {
   return current;
 }
 
-std::string HostName() {
-  char name[256] = {0};
-  gethostname(name, sizeof(name) - 1);
-  return name;
-}
-
 [[noreturn]] void Expire(double seconds, const char* phase) {
   const std::optional<int> rank = LauncherRank();
   std::fprintf(stderr,
@@ -45,17 +37,9 @@ std::string HostName() {
                "(launcher rank %d on %s, stuck %s): a rank that never started or is stopped, a node that cannot "
                "reach the others, or a file system that hangs. Check that every node runs its ranks and can reach "
                "the first node, or raise runtime.watchdog_s if start-up at this scale takes longer\n",
-               seconds, rank.value_or(-1), HostName().c_str(), phase);
+               seconds, rank.value_or(-1), ProcessHost().c_str(), phase);
   std::fflush(stderr);
   std::_Exit(kExitComm);
-}
-
-void StopHereForATest(const char* phase) {
-  const char* stop_at = std::getenv("CT_TEST_STOP_AT");
-  if (stop_at == nullptr || std::string(stop_at) != phase) return;
-  const char* stop_rank = std::getenv("CT_TEST_STOP_RANK");
-  if (LauncherRank().value_or(0) != (stop_rank ? std::atoi(stop_rank) : 1)) return;
-  std::raise(SIGSTOP);
 }
 
 }  // namespace
