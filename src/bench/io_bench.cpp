@@ -29,6 +29,9 @@
 namespace ct {
 namespace {
 
+// The files bench io reads: make-data's layout.
+const std::vector<DataField> kInputAndTarget = {{"input", "input"}, {"target", "target"}};
+
 using Clock = std::chrono::steady_clock;
 
 // One timed variant: every rank runs `body` between barriers; returns this rank's (bytes, s).
@@ -114,12 +117,12 @@ std::vector<Form> OpenForms(const IoBenchOptions& o, const DatasetFiles& the_fil
   forms.push_back({"one float32 file", the_file, {}, {}, {}});
   for (const std::string& text : o.forms) {
     auto [name, specs] = ParseForm(text);
-    forms.push_back({name, OpenDatasetFiles("--as " + name, specs, "input", "target", comm), {}, {}, {}});
+    forms.push_back({name, OpenDatasetFiles("--as " + name, specs, kInputAndTarget, comm), {}, {}, {}});
     const DatasetSchema& schema = forms.back().files.schema;
-    if (schema.input.dims != the_file.schema.input.dims) {
+    if (schema.fields[0].shape.dims != the_file.schema.fields[0].shape.dims) {
       throw ConfigError("bench io --as '" + text + "': " + forms.back().files.Name() +
-                        " does not hold the same rows as '" + o.file + "' (" + schema.input.Str() + " vs " +
-                        the_file.schema.input.Str() + ")");
+                        " does not hold the same rows as '" + o.file + "' (" + schema.fields[0].shape.Str() + " vs " +
+                        the_file.schema.fields[0].shape.Str() + ")");
     }
   }
   return forms;
@@ -162,7 +165,7 @@ void PrintForms(const std::vector<Form>& forms) {
 void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
   const MPI_Comm comm = world.Comm();
   DatasetFiles the_file;
-  RunAgreed(world, [&] { the_file = OpenDatasetFiles("the file", {o.file}, "input", "target", comm); });
+  RunAgreed(world, [&] { the_file = OpenDatasetFiles("the file", {o.file}, kInputAndTarget, comm); });
   const DatasetSchema& schema = the_file.schema;
   std::optional<SeedLayoutReader> seed;
   if (!o.seed_file.empty()) RunAgreed(world, [&] { seed.emplace(o.seed_file); });
@@ -200,9 +203,9 @@ void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
                    // As ShardLoader::Load: the slice into new memory, with collective reads.
                    const ParallelH5File file(o.file, ParallelH5File::Mode::kRead, comm);
                    std::unique_ptr<float[]> input(
-                       new float[static_cast<size_t>(slice.Size() * schema.input.RowElements())]);
+                       new float[static_cast<size_t>(slice.Size() * schema.fields[0].shape.RowElements())]);
                    std::unique_ptr<float[]> target(
-                       new float[static_cast<size_t>(slice.Size() * schema.target.RowElements())]);
+                       new float[static_cast<size_t>(slice.Size() * schema.fields[1].shape.RowElements())]);
                    file.ReadRows("input", slice.begin, slice.Size(), input.get());
                    file.ReadRows("target", slice.begin, slice.Size(), target.get());
                    return static_cast<double>(slice.Size() * row_bytes);
@@ -226,8 +229,8 @@ void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
       Record(rows[4],
              Timed(comm,
                    [&] {
-                     std::vector<float> input(static_cast<size_t>(schema.input.RowElements()));
-                     std::vector<float> target(static_cast<size_t>(schema.target.RowElements()));
+                     std::vector<float> input(static_cast<size_t>(schema.fields[0].shape.RowElements()));
+                     std::vector<float> target(static_cast<size_t>(schema.fields[1].shape.RowElements()));
                      for (int64_t i = slice.begin; i < slice.end; ++i) {
                        seed->Read(i, "input", input.data());
                        seed->Read(i, "target", target.data());

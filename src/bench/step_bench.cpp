@@ -1,5 +1,6 @@
 #include "bench/step_bench.h"
 
+#include <torch/utils.h>
 #include <torch/cuda.h>
 
 #include <algorithm>
@@ -33,7 +34,7 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   // made before the clock starts and cycled. The data matters: random inputs drive the VAE's
   // exp(logvar) into slower ranges, and so do the demo file's first rows (1.17x slower here).
   const DatasetFiles files =
-      OpenDatasetFiles("data.train", config.data.train, config.data.input_key, config.data.target_key, world.Comm());
+      OpenDatasetFiles("data.train", config.data.train, DataFields(config.data), world.Comm());
   ShardLoader rows = ShardLoader::Load(files, world.Comm(), device);
   if (rows.Rows() < batch) throw ConfigError("bench step: fewer rows than train.batch_size in " + files.Name());
   const int64_t pool = std::min<int64_t>(16, rows.Rows() / batch);
@@ -43,7 +44,7 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   // The configured model and precision, as training runs them (model/forward.h).
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   const std::unique_ptr<StepStream> step_stream = MakeStepStream(device);  // before any autograd node
-  const std::unique_ptr<Model> model = MakeModel(config.model, rows.RowDims(), rows.TargetDims());
+  const std::unique_ptr<Model> model = MakeModel(config.model, rows.Fields());
   model->To(device);
   // Training's optimizer: Adam over flat parameter and gradient buffers.
   const std::vector<at::Tensor> params = model->Parameters();
@@ -57,7 +58,7 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   }
   const auto graph_body = [&](const Batch& captured) {
     optimizer.ZeroGrad();
-    const at::Tensor loss = ForwardAndLoss(*model, captured, config.model.beta, config.train.precision).total;
+    const at::Tensor loss = ForwardAndLoss(*model, captured, config.train.precision).loss;
     loss.backward();
     optimizer.StepOnDevice(lr_on_device);
     return loss.detach();
@@ -83,7 +84,7 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
       continue;
     }
     optimizer.ZeroGrad();
-    const at::Tensor loss = ForwardAndLoss(*model, b, config.model.beta, config.train.precision).total;
+    const at::Tensor loss = ForwardAndLoss(*model, b, config.train.precision).loss;
     const double forward = since(start);
     loss.backward();
     const double backward = since(start) - forward;

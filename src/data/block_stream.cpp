@@ -147,10 +147,19 @@ class Reader {
   }
 
   void AllocateWindowOnce() {
-    if (window_input_.defined()) return;
+    if (!window_.empty()) return;
     const int64_t window_rows = o_.window_blocks * o_.block_rows;
-    window_input_ = NewRows(o_.schema.input, window_rows, false);
-    window_target_ = NewRows(o_.schema.target, window_rows, false);
+    for (const FieldRows& field : o_.schema.fields) window_.push_back(NewRows(field.shape, window_rows, false));
+  }
+
+  // An empty batch of o_.batch rows of every field.
+  Batch NewBatch(bool pinned) const {
+    Batch batch;
+    for (const FieldRows& field : o_.schema.fields) {
+      batch.names.push_back(field.name);
+      batch.tensors.push_back(NewRows(field.shape, o_.batch, pinned));
+    }
+    return batch;
   }
 
   // File `i`, open: the first open remembers what the file was; the least recently used handle
@@ -184,10 +193,11 @@ class Reader {
     int64_t rows = 0;
     for (const FilePiece& piece : pieces) {
       const ParallelH5File& file = Open(piece.file);
-      file.ReadRows(o_.files.input_key, piece.file_row, piece.rows,
-                    window_input_.data_ptr<float>() + rows * o_.schema.input.RowElements());
-      file.ReadRows(o_.files.target_key, piece.file_row, piece.rows,
-                    window_target_.data_ptr<float>() + rows * o_.schema.target.RowElements());
+      for (size_t f = 0; f < o_.schema.fields.size(); ++f) {
+        const FieldRows& field = o_.schema.fields[f];
+        file.ReadRows(field.dataset, piece.file_row, piece.rows,
+                      window_[f].data_ptr<float>() + rows * field.shape.RowElements());
+      }
       rows += piece.rows;
     }
   }
@@ -219,11 +229,12 @@ class Reader {
     AllocateWindowOnce();
     const std::vector<int64_t> blocks = EpochBlocks(plan_, o_.world_size, o_.rank, o_.seed, epoch_);
     const bool pinned = o_.device.is_cuda();
-    const int64_t input_elements = o_.schema.input.RowElements();
-    const int64_t target_elements = o_.schema.target.RowElements();
+    const size_t fields = o_.schema.fields.size();
+    std::vector<int64_t> elements;  // per field: floats in a row
+    for (const FieldRows& field : o_.schema.fields) elements.push_back(field.shape.RowElements());
     int64_t skip = first_batch_ * o_.batch;  // rows before the first batch asked for
     int64_t produced = first_batch_;
-    Batch batch{NewRows(o_.schema.input, o_.batch, pinned), NewRows(o_.schema.target, o_.batch, pinned)};
+    Batch batch = NewBatch(pinned);
     int64_t filled = 0;
     const auto window_blocks = static_cast<size_t>(o_.window_blocks);
     for (size_t first = 0, window = 0; first < blocks.size() && produced < batches_; first += window_blocks, ++window) {
@@ -238,19 +249,18 @@ class Reader {
       ReadWindow(blocks, first, end);
       const std::vector<int64_t> order =
           WindowPermutation(window_rows, o_.seed, epoch_, o_.rank, static_cast<int64_t>(window));
-      const float* input = window_input_.data_ptr<float>();
-      const float* target = window_target_.data_ptr<float>();
       for (int64_t k = skip; k < window_rows && produced < batches_; ++k) {
         const int64_t row = order[static_cast<size_t>(k)];
-        CopyFiniteRow(input + row * input_elements, batch.input.data_ptr<float>() + filled * input_elements,
-                      input_elements, o_.files.input_key, blocks, first, end, row);
-        CopyFiniteRow(target + row * target_elements, batch.target.data_ptr<float>() + filled * target_elements,
-                      target_elements, o_.files.target_key, blocks, first, end, row);
+        for (size_t f = 0; f < fields; ++f) {
+          CopyFiniteRow(window_[f].data_ptr<float>() + row * elements[f],
+                        batch.tensors[f].data_ptr<float>() + filled * elements[f], elements[f],
+                        o_.schema.fields[f].dataset, blocks, first, end, row);
+        }
         if (++filled < o_.batch) continue;
         if (!Push(std::move(batch))) return;
         ++produced;
         filled = 0;
-        batch = {NewRows(o_.schema.input, o_.batch, pinned), NewRows(o_.schema.target, o_.batch, pinned)};
+        batch = NewBatch(pinned);
       }
       skip = 0;
     }
@@ -265,14 +275,13 @@ class Reader {
   int64_t first_batch_ = 0;
   std::list<std::pair<size_t, std::unique_ptr<ParallelH5File>>> open_;  // most recently used first
   std::vector<std::optional<FileIdentity>> identities_;                 // per file, once opened
-  at::Tensor window_input_;  // [window rows, ...]: the window's blocks, one after another
-  at::Tensor window_target_;
+  std::vector<at::Tensor> window_;  // per field, [window rows, ...]: the window's blocks, one after another
 };
 
 }  // namespace
 
 int64_t AutoBlockRows(const DatasetSchema& schema, int world_size) {
-  const int64_t row_bytes = schema.input.RowElements() * 4;
+  const int64_t row_bytes = schema.WidestRowBytes();
   const int64_t chunk_rows = schema.chunk_rows > 0 ? schema.chunk_rows : ChunkRowsFor(row_bytes, schema.Rows());
   return ChooseBlockRows(schema.Rows(), row_bytes, chunk_rows, world_size);
 }
@@ -301,13 +310,7 @@ BlockStream::~BlockStream() {
   }
 }
 
-std::vector<int64_t> BlockStream::RowDims() const {
-  return std::vector<int64_t>(options_.schema.input.dims.begin() + 1, options_.schema.input.dims.end());
-}
-
-std::vector<int64_t> BlockStream::TargetDims() const {
-  return std::vector<int64_t>(options_.schema.target.dims.begin() + 1, options_.schema.target.dims.end());
-}
+std::vector<FieldDims> BlockStream::Fields() const { return options_.schema.Dims(); }
 
 std::string BlockStream::Describe() const {
   const BlockPlan plan{options_.schema.Rows(), options_.block_rows};
@@ -348,7 +351,7 @@ Batch BlockStream::Next() {
   }
   shared_->changed.notify_all();
   if (options_.device.is_cpu()) return batch;
-  return {batch.input.to(options_.device, /*non_blocking=*/true), batch.target.to(options_.device, true)};
+  return batch.Map([&](const at::Tensor& t) { return t.to(options_.device, /*non_blocking=*/true); });
 }
 
 }  // namespace ct

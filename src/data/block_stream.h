@@ -51,8 +51,7 @@ class BlockStream : public TrainBatches {
   BlockStream& operator=(const BlockStream&) = delete;
 
   int64_t TotalRows() const override { return options_.schema.Rows(); }
-  std::vector<int64_t> RowDims() const override;
-  std::vector<int64_t> TargetDims() const override;
+  std::vector<FieldDims> Fields() const override;
   int64_t BatchesPerEpoch() const override { return batches_; }
   std::string Describe() const override;
   void StartEpoch(int64_t epoch, int64_t first_batch) override;
@@ -67,7 +66,7 @@ class BlockStream : public TrainBatches {
   std::thread reader_;
 };
 
-// Rows per block for data.block_rows=auto: ChooseBlockRows on the input's chunks (ChunkRowsFor's
+// Rows per block for data.block_rows=auto: ChooseBlockRows on the widest field's chunks (ChunkRowsFor's
 // 2 MiB for a contiguous dataset).
 int64_t AutoBlockRows(const DatasetSchema& schema, int world_size);
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <sstream>
-#include <tuple>
 
 #include "cluster/gather_strings.h"
 #include "data/h5_file.h"
@@ -43,39 +42,39 @@ std::string RowShapeText(const RowShape& shape) {
 
 // Every file's rows must be interchangeable with the first file's.
 void CheckLike(const DatasetSchema& first, const std::string& first_path, const DatasetSchema& other,
-               const std::string& path, const std::string& key, const std::string& input_key,
-               const std::string& target_key) {
+               const std::string& path, const std::string& key) {
   auto same_rows = [](const RowShape& a, const RowShape& b) {
     return a.dtype == b.dtype && std::equal(a.dims.begin() + 1, a.dims.end(), b.dims.begin() + 1, b.dims.end());
   };
-  for (const auto& [name, a, b] : {std::make_tuple(input_key, first.input, other.input),
-                                   std::make_tuple(target_key, first.target, other.target)}) {
+  for (size_t i = 0; i < first.fields.size(); ++i) {
+    const RowShape& a = first.fields[i].shape;
+    const RowShape& b = other.fields[i].shape;
     if (same_rows(a, b)) continue;
-    throw DataError("'" + path + "': dataset '" + name + "' has rows " + RowShapeText(b) + " but '" + first_path +
+    throw DataError("'" + path + "': dataset '" + first.fields[i].dataset + "' has rows " + RowShapeText(b) + " but '" +
+                    first_path +
                     "' has rows " + RowShapeText(a) + "; every file of " + key +
                     " must hold rows of one shape and type: leave the odd file out of " + key + " or rewrite it");
   }
 }
 
 // Rank 0's part: the files, checked, as the broadcast's text.
-std::string ReadAll(const std::string& key, const std::vector<std::string>& specs, const std::string& input_key,
-                    const std::string& target_key) {
+std::string ReadAll(const std::string& key, const std::vector<std::string>& specs,
+                    const std::vector<DataField>& fields) {
   const std::vector<std::string> paths = ExpandDataFiles(key, specs);
   std::ostringstream out;
   DatasetSchema first;
   std::vector<int64_t> rows;
   for (const std::string& path : paths) {
     const ParallelH5File file(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
-    const DatasetSchema schema = ReadSchema(file, input_key, target_key);
+    const DatasetSchema schema = ReadSchema(file, fields);
     if (rows.empty()) {
       first = schema;
     } else {
-      CheckLike(first, paths[0], schema, path, key, input_key, target_key);
+      CheckLike(first, paths[0], schema, path, key);
     }
     rows.push_back(schema.Rows());
   }
-  WriteShape(out, first.input);
-  WriteShape(out, first.target);
+  for (const FieldRows& f : first.fields) WriteShape(out, f.shape);
   out << first.chunk_rows << '\n';
   for (size_t i = 0; i < paths.size(); ++i) out << rows[i] << '\t' << paths[i] << '\n';
   return out.str();
@@ -103,13 +102,13 @@ std::string DatasetFiles::Describe(RowRange rows) const {
 }
 
 DatasetFiles OpenDatasetFiles(const std::string& key, const std::vector<std::string>& specs,
-                              const std::string& input_key, const std::string& target_key, MPI_Comm comm) {
+                              const std::vector<DataField>& fields, MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::string text;
   if (rank == 0) {
     try {
-      text = ReadAll(key, specs, input_key, target_key);
+      text = ReadAll(key, specs, fields);
     } catch (const Error& e) {
       text = std::string(kFailed) + ' ' + std::to_string(e.ExitCode()) + '\n' + e.what();
     } catch (const std::exception& e) {
@@ -129,10 +128,8 @@ DatasetFiles OpenDatasetFiles(const std::string& key, const std::vector<std::str
   }
   DatasetFiles files;
   files.key = key;
-  files.input_key = input_key;
-  files.target_key = target_key;
-  files.schema.input = ReadShape(in);
-  files.schema.target = ReadShape(in);
+  files.fields = fields;
+  for (const DataField& f : fields) files.schema.fields.push_back({f.name, f.dataset, ReadShape(in)});
   std::string line;
   std::getline(in, line);
   files.schema.chunk_rows = std::stoll(line);
@@ -143,7 +140,7 @@ DatasetFiles OpenDatasetFiles(const std::string& key, const std::vector<std::str
     files.paths.push_back(line.substr(tab + 1));
   }
   files.space = RowSpace(rows);
-  files.schema.input.dims[0] = files.schema.target.dims[0] = files.space.Rows();
+  files.schema.SetRows(files.space.Rows());
   if (rank == 0 && files.paths.size() > 1) {
     spdlog::info("data: {} is {}, {} rows together", key, DescribeFiles(files.paths), files.space.Rows());
   }

@@ -14,7 +14,7 @@ namespace ct {
 
 struct DatasetFiles {
   std::string key;                    // "data.train": for messages
-  std::string input_key, target_key;  // the datasets in every file
+  std::vector<DataField> fields;      // the datasets in every file
   std::vector<std::string> paths;     // in row order
   RowSpace space;
   DatasetSchema schema;  // rows: of all files together
@@ -31,6 +31,6 @@ struct DatasetFiles {
 // file count and rows when there are several, and shares the result. A bad file: the same
 // DataError or ConfigError, naming the file, on every rank.
 DatasetFiles OpenDatasetFiles(const std::string& key, const std::vector<std::string>& specs,
-                              const std::string& input_key, const std::string& target_key, MPI_Comm comm);
+                              const std::vector<DataField>& fields, MPI_Comm comm);
 
 }  // namespace ct

@@ -194,9 +194,8 @@ H5Id ParallelH5File::OpenDataset(const std::string& name) const {
   if (exists <= 0) {
     H5Eclear2(H5E_DEFAULT);
     throw DataError("HDF5 file '" + path_ + "' has no dataset '" + name + "'; `clustertrain info " + path_ +
-                    "` lists its datasets; set data.input_key / "
-                    "data.target_key to match, or convert a one-group-per-sample file with "
-                    "`clustertrain convert`");
+                    "` lists its datasets; map the batch fields to datasets it has (data.fields, or data.input_key / "
+                    "data.target_key), or convert a one-group-per-sample file with `clustertrain convert`");
   }
   hid_t id = H5Dopen2(file_.get(), name.c_str(), H5P_DEFAULT);
   if (id < 0) {

@@ -62,7 +62,7 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DatasetFiles& files, const 
       spdlog::info("data: data.val_fraction={}: {} are the validation set, never trained on; training uses {}",
                    data.val_fraction, files.Describe({head.end, schema.Rows()}), training);
     }
-    schema.input.dims[0] = schema.target.dims[0] = head.end;
+    schema.SetRows(head.end);
   }
   // The largest slice, so that every rank decides alike.
   const int64_t slice_rows = (schema.Rows() + world.Size() - 1) / world.Size();
@@ -96,7 +96,7 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DatasetFiles& files, const 
     ShardLoader rows = ShardLoader::Load(files, world.Comm(), device, data.val_fraction, FilePart::kTrainingHead);
     return std::make_unique<StaticBatches>(std::move(rows), batch, seed, world.Size(), world.Rank());
   }
-  const std::string conversion = ConversionNote(schema, files.Name(), data.input_key, data.target_key);
+  const std::string conversion = ConversionNote(schema, files.Name());
   if (world.Rank() == 0 && !conversion.empty()) spdlog::info("data: {}", conversion);
   BlockStreamOptions options;
   options.files = files;

@@ -52,13 +52,14 @@ at::Tensor NewRows(const RowShape& shape, int64_t rows) {
   return at::empty(dims, at::kFloat);
 }
 
-// Reads `piece` of one file into `input` and `target` from their row `at`.
+// Reads `piece` of one file into every field's rows from their row `at`.
 void ReadPiece(const ParallelH5File& file, const DatasetFiles& files, const FilePiece& piece, int64_t at,
-               at::Tensor& input, at::Tensor& target) {
-  file.ReadRows(files.input_key, piece.file_row, piece.rows,
-                input.data_ptr<float>() + at * files.schema.input.RowElements());
-  file.ReadRows(files.target_key, piece.file_row, piece.rows,
-                target.data_ptr<float>() + at * files.schema.target.RowElements());
+               Batch& rows) {
+  for (size_t i = 0; i < files.schema.fields.size(); ++i) {
+    const FieldRows& field = files.schema.fields[i];
+    file.ReadRows(field.dataset, piece.file_row, piece.rows,
+                  rows.tensors[i].data_ptr<float>() + at * field.shape.RowElements());
+  }
 }
 
 // A communicator of the ranks of `comm` whose static slices of `part` lie partly in file `file`:
@@ -100,12 +101,15 @@ ShardLoader ShardLoader::Load(const DatasetFiles& files, MPI_Comm comm, const c1
                     " for validation (data.val_fraction) and train on the rest; lower data.val_fraction or give "
                     "data.val");
   }
-  const std::string conversion = ConversionNote(files.schema, files.Name(), files.input_key, files.target_key);
+  const std::string conversion = ConversionNote(files.schema, files.Name());
   if (rank == 0 && !conversion.empty()) spdlog::info("data: {}", conversion);
   RowRange slice = RankSlice(rows.Size(), size, rank);
   slice = {slice.begin + rows.begin, slice.end + rows.begin};  // global rows
-  at::Tensor input = NewRows(files.schema.input, slice.Size());
-  at::Tensor target = NewRows(files.schema.target, slice.Size());
+  Batch held;
+  for (const FieldRows& field : files.schema.fields) {
+    held.names.push_back(field.name);
+    held.tensors.push_back(NewRows(field.shape, slice.Size()));
+  }
   uint32_t fallback = 0;
   // The files this rank's slice lies in, one at a time (memory stays flat in the number of
   // files), each opened collectively by the ranks whose slices lie in it alone: the ranks read
@@ -120,16 +124,16 @@ ShardLoader ShardLoader::Load(const DatasetFiles& files, MPI_Comm comm, const c1
       // alike (the file's metadata), so none leaves a collective its peers are still in.
       ParallelH5File file(path, ParallelH5File::Mode::kRead, readers);
       // Parallel HDF5 cannot read a virtual dataset collectively: each rank reads its rows itself.
-      is_virtual = file.IsVirtual(files.input_key) || file.IsVirtual(files.target_key);
+      for (const FieldRows& field : files.schema.fields) is_virtual = is_virtual || file.IsVirtual(field.dataset);
       if (!is_virtual) {
-        ReadPiece(file, files, piece, at, input, target);
+        ReadPiece(file, files, piece, at, held);
         fallback |= file.IndependentFallbackCause();
       }
     }
     MPI_Comm_free(&readers);
     if (is_virtual) {
       const ParallelH5File own(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
-      ReadPiece(own, files, piece, at, input, target);
+      ReadPiece(own, files, piece, at, held);
     }
   }
   MPI_Allreduce(MPI_IN_PLACE, &fallback, 1, MPI_UINT32_T, MPI_BOR, comm);
@@ -142,40 +146,50 @@ ShardLoader ShardLoader::Load(const DatasetFiles& files, MPI_Comm comm, const c1
   // This rank's rows alone: after the collective part, since it can fail on some ranks only.
   for (const FilePiece& piece : files.space.Pieces(slice)) {
     const int64_t at = files.space.FirstRow(piece.file) + piece.file_row - slice.begin;
-    CheckFinite(input.narrow(0, at, piece.rows), piece.file_row, files.paths[piece.file], files.input_key);
-    CheckFinite(target.narrow(0, at, piece.rows), piece.file_row, files.paths[piece.file], files.target_key);
+    for (size_t i = 0; i < files.schema.fields.size(); ++i) {
+      CheckFinite(held.tensors[i].narrow(0, at, piece.rows), piece.file_row, files.paths[piece.file],
+                  files.schema.fields[i].dataset);
+    }
   }
-  return ShardLoader(input.to(device), target.to(device), rows.Size());
+  return ShardLoader(held.Map([&](const at::Tensor& t) { return t.to(device); }), rows.Size());
 }
 
-ShardLoader ShardLoader::Load(const std::string& path, const std::string& input_key, const std::string& target_key,
-                              MPI_Comm comm, const c10::Device& device) {
-  return Load(OpenDatasetFiles("the file", {path}, input_key, target_key, comm), comm, device);
+ShardLoader ShardLoader::Load(const std::string& path, const std::vector<DataField>& fields, MPI_Comm comm,
+                              const c10::Device& device) {
+  return Load(OpenDatasetFiles("the file", {path}, fields, comm), comm, device);
 }
 
-ShardLoader::ShardLoader(at::Tensor input, at::Tensor target, int64_t total_rows)
-    : input_(std::move(input)), target_(std::move(target)), total_rows_(total_rows) {
-  order_ = at::arange(Rows(), at::TensorOptions().dtype(at::kLong).device(input_.device()));
+ShardLoader::ShardLoader(Batch rows, int64_t total_rows) : rows_(std::move(rows)), total_rows_(total_rows) {
+  order_ = at::arange(Rows(), at::TensorOptions().dtype(at::kLong).device(rows_.tensors[0].device()));
+}
+
+std::vector<FieldDims> ShardLoader::Fields() const {
+  std::vector<FieldDims> fields;
+  for (size_t i = 0; i < rows_.names.size(); ++i) {
+    fields.push_back({rows_.names[i], rows_.tensors[i].sizes().slice(1).vec()});
+  }
+  return fields;
+}
+
+int64_t ShardLoader::Bytes() const {
+  int64_t elements = 0;
+  for (const at::Tensor& t : rows_.tensors) elements += t.numel();
+  return elements * 4;
 }
 
 void ShardLoader::Shuffle(uint64_t seed, int64_t epoch, int rank) {
   std::vector<int64_t> order = EpochPermutation(Rows(), seed, epoch, rank);
-  order_ = at::from_blob(order.data(), {Rows()}, at::kLong).to(input_.device(), /*non_blocking=*/false, /*copy=*/true);
+  order_ = at::from_blob(order.data(), {Rows()}, at::kLong)
+               .to(rows_.tensors[0].device(), /*non_blocking=*/false, /*copy=*/true);
 }
 
 Batch ShardLoader::ShuffledBatch(int64_t step, int64_t batch) const {
   const at::Tensor index = order_.narrow(0, step * batch, batch);
-  return {input_.index_select(0, index), target_.index_select(0, index)};
+  return rows_.Map([&](const at::Tensor& t) { return t.index_select(0, index); });
 }
 
 Batch ShardLoader::Rows(int64_t begin, int64_t count) const {
-  return {input_.narrow(0, begin, count), target_.narrow(0, begin, count)};
-}
-
-int64_t TrainBatches::RowLength() const {
-  int64_t n = 1;
-  for (int64_t d : RowDims()) n *= d;
-  return n;
+  return rows_.Map([&](const at::Tensor& t) { return t.narrow(0, begin, count); });
 }
 
 StaticBatches::StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank)

@@ -25,17 +25,16 @@ class ShardLoader {
   static ShardLoader Load(const DatasetFiles& files, MPI_Comm comm, const c10::Device& device, double val_fraction = 0,
                           FilePart part = FilePart::kAll);
   // One file (benchmarks, tests).
-  static ShardLoader Load(const std::string& path, const std::string& input_key, const std::string& target_key,
-                          MPI_Comm comm, const c10::Device& device);
+  static ShardLoader Load(const std::string& path, const std::vector<DataField>& fields, MPI_Comm comm,
+                          const c10::Device& device);
 
-  ShardLoader(at::Tensor input, at::Tensor target, int64_t total_rows);
+  // rows: every field's rows, [rows on this rank, ...] each.
+  ShardLoader(Batch rows, int64_t total_rows);
 
-  int64_t Rows() const { return input_.size(0); }    // rows on this rank
+  int64_t Rows() const { return rows_.Rows(); }      // rows on this rank
   int64_t TotalRows() const { return total_rows_; }  // rows over all ranks
-  int64_t RowLength() const { return input_.numel() / std::max<int64_t>(Rows(), 1); }
-  std::vector<int64_t> RowDims() const { return input_.sizes().slice(1).vec(); }
-  std::vector<int64_t> TargetDims() const { return target_.sizes().slice(1).vec(); }
-  int64_t Bytes() const { return (input_.numel() + target_.numel()) * 4; }
+  std::vector<FieldDims> Fields() const;
+  int64_t Bytes() const;
 
   // Draws this epoch's order of local rows (same seed on every rank, mixed with the rank).
   void Shuffle(uint64_t seed, int64_t epoch, int rank);
@@ -47,8 +46,7 @@ class ShardLoader {
   Batch Rows(int64_t begin, int64_t count) const;
 
  private:
-  at::Tensor input_;
-  at::Tensor target_;
+  Batch rows_;
   at::Tensor order_;  // [Rows()] int64, on the device
   int64_t total_rows_ = 0;
 };
@@ -58,8 +56,7 @@ class StaticBatches : public TrainBatches {
  public:
   StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank);
   int64_t TotalRows() const override { return rows_.TotalRows(); }
-  std::vector<int64_t> RowDims() const override { return rows_.RowDims(); }
-  std::vector<int64_t> TargetDims() const override { return rows_.TargetDims(); }
+  std::vector<FieldDims> Fields() const override { return rows_.Fields(); }
   int64_t BatchesPerEpoch() const override { return batches_; }
   std::string Describe() const override;
   void StartEpoch(int64_t epoch, int64_t first_batch) override;

@@ -16,9 +16,7 @@ class TrainBatches {
   virtual ~TrainBatches() = default;
 
   virtual int64_t TotalRows() const = 0;                // rows in the file, over all ranks
-  virtual std::vector<int64_t> RowDims() const = 0;     // one input row's shape, e.g. {L}
-  virtual std::vector<int64_t> TargetDims() const = 0;  // one target row's shape
-  int64_t RowLength() const;                            // elements in one input row
+  virtual std::vector<FieldDims> Fields() const = 0;  // one row's shape per field, e.g. input {L}
   // Batches every rank serves per epoch: the same on every rank, so collectives always match.
   virtual int64_t BatchesPerEpoch() const = 0;
   // "static: 8192 rows in memory" / "blocks of 512 rows, ...": for the start-up log.

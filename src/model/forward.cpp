@@ -1,20 +1,29 @@
 #include "model/forward.h"
 
-#include "model/precision.h"
+#include "util/error.h"
 
 namespace ct {
 
-VaeOutput ForwardPass(Model& model, const at::Tensor& x, Precision precision) {
-  // Backward runs outside the scope, as in PyTorch.
-  const AutocastScope autocast(precision == Precision::kBf16, x.device().type());
-  return model.Forward(x);
+ModelOutput ForwardAndLoss(Model& model, const Batch& batch, Precision precision) {
+  ModelOutput out = model.Forward(batch, precision);
+  if (!out.loss.defined()) {
+    throw ConfigError("the model computed no loss on a batch of fields " +
+                      [&] {
+                        std::string names;
+                        for (const std::string& n : batch.names) names += (names.empty() ? "'" : ", '") + n + "'";
+                        return names;
+                      }() +
+                      ": a VAE needs the field 'target' (data.fields)");
+  }
+  return out;
 }
 
-LossTerms ForwardAndLoss(Model& model, const Batch& batch, double beta, Precision precision) {
-  LossTerms loss;
-  loss.per_sample = VaePerSampleLoss(ForwardPass(model, batch.input, precision), batch.target);
-  loss.total = VaeBatchLoss(loss.per_sample, beta);
-  return loss;
+at::Tensor LossAndMetricMeans(const ModelOutput& out) {
+  std::vector<at::Tensor> values;
+  values.reserve(1 + out.metrics.size());
+  values.push_back(out.loss.detach());
+  for (const at::Tensor& m : out.metrics) values.push_back((m.dim() == 0 ? m : m.mean()).detach());
+  return at::stack(values);
 }
 
 }  // namespace ct

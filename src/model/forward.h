@@ -4,20 +4,16 @@
 
 #include "data/batch.h"
 #include "model/model.h"
-#include "model/vae_loss.h"
 #include "util/choices.h"
 
 namespace ct {
 
-// x: [B, ...] one batch of input rows, on the model's device.
-VaeOutput ForwardPass(Model& model, const at::Tensor& x, Precision precision);
+// batch: [B, ...] rows of every field, on the model's device. Checks that the model returned a
+// loss and its metrics (ConfigError otherwise: a TorchScript module that breaks the contract).
+ModelOutput ForwardAndLoss(Model& model, const Batch& batch, Precision precision);
 
-struct LossTerms {
-  PerSampleLoss per_sample;  // mse, kl: [B], in float32
-  at::Tensor total;          // scalar: mean mse + beta x mean kl, what training differentiates
-};
-
-// The batch's VAE loss (model/vae_loss.h) after ForwardPass of its input.
-LossTerms ForwardAndLoss(Model& model, const Batch& batch, double beta, Precision precision);
+// [1 + metrics] float32 on the batch's device, detached: (loss, each metric's batch mean), what
+// training records per step.
+at::Tensor LossAndMetricMeans(const ModelOutput& out);
 
 }  // namespace ct

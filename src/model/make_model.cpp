@@ -17,9 +17,22 @@ std::string Join(const std::vector<int64_t>& values) {
 
 }  // namespace
 
-std::unique_ptr<Model> MakeModel(const ModelConfig& c, const std::vector<int64_t>& input_dims,
-                                 const std::vector<int64_t>& target_dims) {
-  if (c.kind == ModelKind::kTorchScript) return std::make_unique<TorchScriptModel>(c.path, input_dims, target_dims);
+std::vector<int64_t> FieldShape(const std::vector<FieldDims>& fields, const std::string& name, const char* kind) {
+  for (const FieldDims& f : fields) {
+    if (f.name == name) return f.dims;
+  }
+  throw ConfigError(std::string("model.kind=") + kind + " trains on the batch fields 'input' and 'target', but the "
+                    "batch has " + DescribeFields(fields) + "; map them in data.fields (e.g. {input: strain, target: "
+                    "clean}), or use a TorchScript model whose forward takes the batch as a dict");
+}
+
+std::unique_ptr<Model> MakeModel(const ModelConfig& c, const std::vector<FieldDims>& fields) {
+  if (c.kind == ModelKind::kTorchScript) return std::make_unique<TorchScriptModel>(c.path, fields, c.beta);
+  const std::vector<int64_t> input_dims = FieldShape(fields, "input", NameOf(c.kind));
+  // Predict's file may hold no target: the model is then shaped by its input alone.
+  bool has_target = false;
+  for (const FieldDims& f : fields) has_target = has_target || f.name == "target";
+  const std::vector<int64_t> target_dims = has_target ? FieldShape(fields, "target", NameOf(c.kind)) : input_dims;
   const std::string rows = "[" + Join(input_dims) + "]";
   if (input_dims != target_dims) {
     throw ConfigError("model.kind=" + std::string(NameOf(c.kind)) + " reconstructs its input, but input rows are " +
@@ -34,7 +47,7 @@ std::unique_ptr<Model> MakeModel(const ModelConfig& c, const std::vector<int64_t
     }
     return std::make_unique<BuiltinModel<VaeMlp>>("vae_mlp length=" + std::to_string(input_dims[0]) + " hidden=" +
                                                       Join(c.hidden) + " latent=" + std::to_string(c.latent),
-                                                  VaeMlp(input_dims[0], c.hidden, c.latent), c.latent);
+                                                  VaeMlp(input_dims[0], c.hidden, c.latent), c.latent, c.beta);
   }
   if (c.kind == ModelKind::kVaeConv1d) {
     if (input_dims.empty() || input_dims.size() > 2) {
@@ -47,7 +60,7 @@ std::unique_ptr<Model> MakeModel(const ModelConfig& c, const std::vector<int64_t
         "vae_conv1d rows=" + rows + " channels=" + Join(c.channels) + " kernel=" + std::to_string(c.kernel_size) +
             " stride=" + std::to_string(c.stride) + " latent=" + std::to_string(c.latent) + " (lengths " +
             Join(lengths) + ")",
-        VaeConv1d(shape), c.latent);
+        VaeConv1d(shape), c.latent, c.beta);
   }
   throw ConfigError("model.kind='" + std::string(NameOf(c.kind)) + "' is not a model clustertrain knows");
 }

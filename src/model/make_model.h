@@ -4,14 +4,18 @@
 #include <memory>
 #include <vector>
 
+#include "data/batch.h"
 #include "model/model.h"
 #include "util/config.h"
 
 namespace ct {
 
-// input_dims / target_dims: one row's shape ({L} or {C, L}). Throws ConfigError when the model
-// does not fit the rows (e.g. vae_mlp on rows of another shape than the target's).
-std::unique_ptr<Model> MakeModel(const ModelConfig& config, const std::vector<int64_t>& input_dims,
-                                 const std::vector<int64_t>& target_dims);
+// fields: one row's shape per batch field ({"input", {L}} or {C, L}). Throws ConfigError when the
+// model does not fit the rows (vae_mlp on rows of another shape than the target's, a field the
+// model needs that data.fields lacks).
+std::unique_ptr<Model> MakeModel(const ModelConfig& config, const std::vector<FieldDims>& fields);
+
+// The shape of field `name` ({L}), or ConfigError saying that model.kind `kind` needs it.
+std::vector<int64_t> FieldShape(const std::vector<FieldDims>& fields, const std::string& name, const char* kind);
 
 }  // namespace ct

@@ -15,4 +15,26 @@ PerSampleLoss VaePerSampleLoss(const VaeOutput& out, const torch::Tensor& target
 
 torch::Tensor VaeBatchLoss(const PerSampleLoss& loss, double beta) { return loss.mse.mean() + beta * loss.kl.mean(); }
 
+ModelOutput VaeObjective(const VaeOutput& out, const Batch& batch, double beta) {
+  ModelOutput result;
+  if (batch.Has("target")) {
+    const PerSampleLoss per_sample = VaePerSampleLoss(out, batch["target"]);
+    result.loss = VaeBatchLoss(per_sample, beta);
+    result.metrics = {per_sample.mse, per_sample.kl};
+  }
+  result.output_names = {"recon"};
+  result.outputs = {out.recon};
+  if (out.mu.defined()) {
+    result.output_names.insert(result.output_names.end(), {"mu", "logvar"});
+    result.outputs.insert(result.outputs.end(), {out.mu, out.logvar});
+  }
+  return result;
+}
+
+std::vector<std::string> VaeMetricNames() { return {"mse", "kl"}; }
+
+double VaeLossFromSums(const std::vector<double>& sums, double rows, double beta) {
+  return (sums[0] + beta * sums[1]) / rows;
+}
+
 }  // namespace ct

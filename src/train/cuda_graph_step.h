@@ -12,7 +12,7 @@
 // warns of it for DDP; Megatron-LM builds DDP on its capture stream.)
 //
 // Protocol, step by step (PyTorch's recipe for whole-network capture):
-//   1. every step copies its batch into static input/target buffers (the graph reads those);
+//   1. every step copies its batch into static buffers, one per field (the graph reads those);
 //   2. the first `warmup` steps run eagerly (lazy initialisation -- cuBLAS workspaces, NCCL's
 //      buffers, the allocator's blocks -- must happen outside a capture);
 //   3. the next step is captured on the step stream and then replayed: it is a real step;
@@ -54,8 +54,8 @@ struct GraphDecision {
 // Pure. `auto` does not capture yet: the graph step has not run on a GPU (see the README).
 GraphDecision DecideCudaGraph(AutoOnOff choice, const GraphFacts& facts);
 
-// One training step on `batch` (the static buffers when captured); returns the step's loss
-// terms, [3] (total, mse, kl), on the device.
+// One training step on `batch` (the static buffers when captured); returns the step's loss and
+// metrics, [1 + metrics], on the device.
 using StepBody = std::function<at::Tensor(const Batch& batch)>;
 
 class GraphStep {

@@ -32,9 +32,8 @@ class CudaGraphStep : public GraphStep {
   at::Tensor Run(const Batch& batch, const StepBody& body) override {
     const c10::cuda::CUDAGuard guard(device_);
     const c10::cuda::CUDAStreamGuard on_step_stream(stream_);  // the stream the model's nodes belong to
-    if (!static_.input.defined()) static_ = {at::empty_like(batch.input), at::empty_like(batch.target)};
-    static_.input.copy_(batch.input, /*non_blocking=*/true);
-    static_.target.copy_(batch.target, /*non_blocking=*/true);
+    if (static_.tensors.empty()) static_ = batch.Map([](const at::Tensor& t) { return at::empty_like(t); });
+    for (size_t i = 0; i < batch.tensors.size(); ++i) static_.tensors[i].copy_(batch.tensors[i], /*non_blocking=*/true);
     if (graph_) {
       graph_->replay();
       return losses_;

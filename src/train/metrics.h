@@ -12,8 +12,10 @@ namespace ct {
 struct EpochRecord {
   int64_t epoch = 0;        // 1-based
   int64_t global_step = 0;  // optimizer steps so far
-  double train_loss = 0, train_mse = 0, train_kl = 0;
-  double val_loss = 0, val_mse = 0, val_kl = 0;
+  double train_loss = 0, val_loss = 0;
+  // The model's metrics (model/model.h), averaged over rows: train_<name> and val_<name>.
+  std::vector<std::string> metric_names;
+  std::vector<double> train_metrics, val_metrics;  // one per name
   double lr = 0;  // lr used in the epoch's last step
   int64_t global_batch = 0;
   int world_size = 1;
@@ -28,20 +30,36 @@ struct EpochRecord {
   double comm_seconds = 0;     // waiting for the gradient all-reduce after backward
   int64_t skipped_steps = 0;   // steps skipped for a non-finite loss (train.on_nonfinite=skip)
   double max_rss_mb = 0;       // largest resident memory of any rank at the epoch's end
-  int64_t best_epoch = 0;      // the epoch best.pt holds (lowest val loss by the plateau's test)
+  int64_t best_epoch = 0;      // the epoch best.pt holds (best train.monitor by the plateau's test)
   // On CUDA only (absent from the record elsewhere): the largest peak of any rank's GPU memory
   // in LibTorch's caching allocator over the epoch, and the GPUs' mean utilisation (NVML).
   std::optional<double> gpu_mem_allocated_mb, gpu_mem_reserved_mb, gpu_util_percent;
 };
 
-// (name, JSON value) in a fixed order: the one definition of the record's fields (the optional
-// GPU fields last, where present).
+// (name, JSON value) in a fixed order: the one definition of the record's fields (train_loss,
+// train_<metric>..., val_loss, val_<metric>..., the run's numbers, the optional GPU fields last,
+// where present).
 std::vector<std::pair<std::string, std::string>> RecordFields(const EpochRecord& record);
+
+// Throws ConfigError when a model's metric names cannot be recorded: a name that is not
+// [A-Za-z0-9_]+, twice, "loss", or whose train_/val_ column is one of the record's own fields.
+void CheckMetricNames(const std::vector<std::string>& names, const std::string& model);
+
+// What train.monitor names: "val/loss", "train/loss", "val/<metric>" or "train/<metric>".
+struct Monitor {
+  bool validation = true;
+  int metric = -1;  // index into metric_names; -1: the loss
+  std::string name = "val/loss";
+};
+// Throws ConfigError naming what can be monitored when `spec` names nothing the model records.
+Monitor ParseMonitor(const std::string& spec, const std::vector<std::string>& metric_names);
+double MonitoredValue(const EpochRecord& record, const Monitor& monitor);
 
 // {"epoch":1,...} without a trailing newline; NaN and infinities become null.
 std::string ToJson(const EpochRecord& record);
 
-// "epoch  3/10  train 0.0712 (mse 0.0690 kl 2.18)  val 0.0698  lr 2.00e-03  4121 samples/s  4.0 s"
+// "epoch   3/10  train 0.07120 (mse 0.0690 kl 2.18)  val 0.06980 (mse 0.0672 kl 2.09)  lr 2.00e-03  4121
+// samples/s  4.0 s": every metric, by name.
 std::string ConsoleLine(const EpochRecord& record, int64_t epochs);
 
 // Appends one line and flushes it (rank 0).

@@ -12,6 +12,7 @@
 #include "cluster/agree.h"
 #include "cluster/mpi_check.h"
 #include "cluster/placement.h"
+#include "data/dataset_schema.h"
 #include "data/h5_file.h"
 #include "data/sharding.h"
 #include "model/forward.h"
@@ -37,78 +38,116 @@ ParallelH5File::Fill CopyRows(const at::Tensor& values, int64_t begin) {
   };
 }
 
-// The input file (open on every rank), its rows' shape, and the checkpoint's model.
+// A rank's part of a collective write when it has no rows left.
+void NoRows(int64_t /*first*/, int64_t /*rows*/, float* /*buffer*/) {}
+
+// The input file (open on every rank), the fields of data.fields it holds, and the checkpoint's
+// model.
 struct PredictInput {
   std::optional<ParallelH5File> file;
-  RowShape rows;
+  std::vector<FieldRows> fields;  // those of data.fields that the file has, in that order
+  int64_t rows = 0;
   std::unique_ptr<Model> model;
 };
 
-// Collective, agreed: opens the input and rebuilds the model from the checkpoint's weights.
+// Collective, agreed: opens the input and rebuilds the model from the checkpoint's weights. A
+// field the file lacks is left out of the batch (a VAE's target: the model then computes no
+// loss); a model that needs it says so.
 PredictInput OpenInputAndModel(const PredictOptions& o, const Config& config, const MpiWorld& world) {
   PredictInput in;
-  const std::string& key = config.data.input_key;
   ParallelH5File::SetMpiIoHints(config.data.mpi_hints);
   RunAgreed(world, [&] {
     in.file.emplace(o.data, ParallelH5File::Mode::kRead, world.Comm());
-    in.rows = in.file->FloatRows(key);
-    if (in.rows.Rows() == 0) throw DataError("'" + o.data + "': dataset '" + key + "' has no rows");
-    const std::vector<int64_t> input_dims(in.rows.dims.begin() + 1, in.rows.dims.end());
-    // The target's shape, when the file has one, for models whose output differs from the input.
-    std::vector<int64_t> target_dims = input_dims;
-    if (in.file->HasDataset(config.data.target_key)) {
-      const RowShape target = in.file->FloatRows(config.data.target_key);
-      target_dims.assign(target.dims.begin() + 1, target.dims.end());
+    std::string wanted;
+    for (const DataField& field : DataFields(config.data)) {
+      wanted += (wanted.empty() ? "'" : ", '") + field.dataset + "'";
+      if (!in.file->HasDataset(field.dataset)) continue;
+      in.fields.push_back({field.name, field.dataset, in.file->FloatRows(field.dataset)});
+      const FieldRows& added = in.fields.back();
+      if (added.shape.Rows() != in.fields[0].shape.Rows()) {
+        throw DataError("'" + o.data + "': dataset '" + added.dataset + "' has " +
+                        std::to_string(added.shape.Rows()) + " rows but '" + in.fields[0].dataset + "' has " +
+                        std::to_string(in.fields[0].shape.Rows()) + "; the fields must pair row by row");
+      }
     }
-    in.model = MakeModel(config.model, input_dims, target_dims);
+    if (in.fields.empty()) {
+      throw DataError("'" + o.data + "' holds none of the datasets the model reads (" + wanted +
+                      "); `clustertrain info " + o.data + "` lists its datasets; --set data.fields=... or "
+                      "data.input_key=... maps them");
+    }
+    in.rows = in.fields[0].shape.Rows();
+    if (in.rows == 0) throw DataError("'" + o.data + "': dataset '" + in.fields[0].dataset + "' has no rows");
+    DatasetSchema schema;
+    schema.fields = in.fields;
+    in.model = MakeModel(config.model, schema.Dims());
     LoadCheckpointModel(o.checkpoint, *in.model, c10::Device(c10::kCPU),
-                        "give predict rows shaped like the training rows (here '" + o.data + "' '" + key + "' " +
-                            in.rows.Str() + ") and leave the model.* settings as they were");
+                        "give predict rows shaped like the training rows (here '" + o.data + "' " +
+                            DescribeFields(schema.Dims()) + ") and leave the model.* settings as they were");
   });
   return in;
 }
 
-// Collective: every rank writes its slice of recon (and mu) into `path`, piece by piece, the
-// same number of collective writes on every rank (some with no rows). Returns the datasets'
-// shapes for the log: "recon [N, L], mu [N, 16]".
+// Rows [begin, begin + rows) of every field, read collectively (rows may be 0).
+Batch ReadBatch(const PredictInput& in, int64_t begin, int64_t rows) {
+  Batch batch;
+  for (const FieldRows& field : in.fields) {
+    batch.names.push_back(field.name);
+    batch.tensors.push_back(at::empty(WithRows(rows, {field.shape.dims.begin() + 1, field.shape.dims.end()})));
+    in.file->ReadRows(field.dataset, begin, rows, batch.tensors.back().data_ptr<float>());
+  }
+  return batch;
+}
+
+// Collective: every rank writes its slice of each of the model's outputs (recon, mu and logvar
+// for a VAE; a dict model's batched entries) into `path`, piece by piece, the same number of
+// collective writes on every rank (some with no rows). Returns the datasets' shapes for the
+// log: "recon [N, L], mu [N, 16]".
 std::string WritePredictions(const std::string& path, PredictInput& in, const PredictOptions& o, const Config& config,
                              const MpiWorld& world, const c10::Device& device) {
-  const std::vector<int64_t> row_dims(in.rows.dims.begin() + 1, in.rows.dims.end());
-  auto forward = [&](const at::Tensor& x) {  // x: [B, ...] on the host -> float32 on the host
-    VaeOutput out = ForwardPass(*in.model, x.to(device), config.train.precision);
-    out.recon = out.recon.to(at::kFloat).cpu().contiguous();
-    if (out.mu.defined()) out.mu = out.mu.to(at::kFloat).cpu().contiguous();
+  auto forward = [&](const Batch& batch) {  // on the host -> float32 outputs on the host
+    ModelOutput out = in.model->Forward(batch.Map([&](const at::Tensor& t) { return t.to(device); }),
+                                        config.train.precision);
+    for (at::Tensor& t : out.outputs) t = t.to(at::kFloat).cpu().contiguous();
     return out;
   };
-  // One zero row tells every rank alike which datasets to create and their shapes.
-  const VaeOutput probe = forward(at::zeros(WithRows(1, row_dims)));
-  const std::vector<int64_t> recon_dims(probe.recon.sizes().begin() + 1, probe.recon.sizes().end());
+  // Two zero rows tell every rank alike which datasets to create and their shapes.
+  Batch zeros;
+  for (const FieldRows& field : in.fields) {
+    zeros.names.push_back(field.name);
+    zeros.tensors.push_back(at::zeros(WithRows(2, {field.shape.dims.begin() + 1, field.shape.dims.end()})));
+  }
+  const ModelOutput probe = forward(zeros);
+  if (probe.outputs.empty()) {
+    throw ConfigError("predict: the model returns no batched outputs (entries whose first dimension is the batch's "
+                      "rows), so there is nothing to write; return the predictions from forward");
+  }
   ParallelH5File out(path, ParallelH5File::Mode::kCreate, world.Comm());
-  out.CreateFloatRows("recon", WithRows(in.rows.Rows(), recon_dims));
-  if (probe.mu.defined()) out.CreateFloatRows("mu", {in.rows.Rows(), probe.mu.size(1)});
+  std::string shapes;
+  for (size_t i = 0; i < probe.outputs.size(); ++i) {
+    const std::vector<int64_t> dims = WithRows(in.rows, probe.outputs[i].sizes().slice(1).vec());
+    out.CreateFloatRows(probe.output_names[i], dims);
+    shapes += (shapes.empty() ? "" : ", ") + probe.output_names[i] + " " + RowShape{dims}.Str();
+  }
   out.WriteAttribute("generator", "clustertrain predict");
   out.WriteAttribute("checkpoint", o.checkpoint);
   out.WriteAttribute("model", in.model->Fingerprint());
   out.WriteAttribute("data", o.data);
 
-  const RowRange slice = RankSlice(in.rows.Rows(), world.Size(), world.Rank());
+  const RowRange slice = RankSlice(in.rows, world.Size(), world.Rank());
   int64_t pieces = (slice.Size() + o.batch - 1) / o.batch;
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX, world.Comm()));
   for (int64_t p = 0; p < pieces; ++p) {
     const int64_t begin = std::min(slice.begin + p * o.batch, slice.end);
     const int64_t rows = std::min(o.batch, slice.end - begin);
-    at::Tensor x = at::empty(WithRows(rows, row_dims));
-    in.file->ReadRows(config.data.input_key, begin, rows, x.data_ptr<float>());
-    const VaeOutput y = rows > 0 ? forward(x) : VaeOutput{};
-    out.WriteRows("recon", begin, rows, CopyRows(y.recon, begin));
-    if (probe.mu.defined()) out.WriteRows("mu", begin, rows, CopyRows(y.mu, begin));
+    const Batch batch = ReadBatch(in, begin, rows);
+    const ModelOutput y = rows > 0 ? forward(batch) : ModelOutput{};
+    for (size_t i = 0; i < probe.outputs.size(); ++i) {
+      out.WriteRows(probe.output_names[i], begin, rows, rows > 0 ? CopyRows(y.outputs[i], begin) : NoRows);
+    }
     if (world.Rank() == 0 && pieces > 1 && (p + 1) % std::max<int64_t>(1, pieces / 10) == 0) {
       spdlog::info("predict: {:.0f}%", 100.0 * static_cast<double>(p + 1) / static_cast<double>(pieces));
     }
   }
-  std::string shapes = "recon " + RowShape{WithRows(in.rows.Rows(), recon_dims)}.Str();
-  if (probe.mu.defined())
-    shapes += ", mu [" + std::to_string(in.rows.Rows()) + ", " + std::to_string(probe.mu.size(1)) + "]";
   return shapes;
 }
 
@@ -147,7 +186,7 @@ void RunPredict(const PredictOptions& o, const MpiWorld& world) {
   if (lead) {
     spdlog::info("predict: wrote {} in {:.1f} s: {} for {} rows of '{}' ({})", o.out,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), written,
-                 in.rows.Rows(), o.data, in.model->Describe());
+                 in.rows, o.data, in.model->Describe());
   }
 }
 

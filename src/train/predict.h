@@ -1,11 +1,12 @@
-// `clustertrain predict`: a trained model's reconstructions and latent means for every row of
-// an HDF5 file, written to a new HDF5 file in parallel.
+// `clustertrain predict`: a trained model's outputs for every row of an HDF5 file, written to a
+// new HDF5 file in parallel.
 //
 // The model is rebuilt from the checkpoint's own config (--set overrides any key, e.g.
-// train.device=cpu) and its weights. Each rank reads its contiguous slice of input rows in
-// pieces (collective MPI-IO), runs the model in eval mode (z = mu), and writes its rows of
-// `recon` [N, ...] and, for a VAE, `mu` [N, latent] collectively. The output appears under its
-// name only when complete.
+// train.device=cpu) and its weights. Each rank reads its contiguous slice of rows in pieces
+// (collective MPI-IO; every field of data.fields the file holds), runs the model in eval mode
+// (z = mu), and writes its rows of every batched output collectively, each a dataset of its name:
+// a VAE's `recon` [N, ...], `mu` and `logvar` [N, latent]; a dict model's entries such as `mean`.
+// The output appears under its name only when complete.
 #pragma once
 
 #include <string>

@@ -28,10 +28,11 @@ TensorBoardLog::TensorBoardLog(const std::string& run_dir, int64_t global_step)
 
 void TensorBoardLog::WriteEpoch(const EpochRecord& record, const at::Tensor& step_losses, int64_t log_every) {
   const int64_t steps = step_losses.size(0);
+  const int64_t columns = step_losses.size(1);
   const float* losses = step_losses.data_ptr<float>();
   if (log_every > 0) {
     for (int64_t i = log_every - 1; i < steps; i += log_every) {
-      file_.WriteScalars(record.global_step - steps + 1 + i, {{"train/loss_step", losses[i * 3]}});
+      file_.WriteScalars(record.global_step - steps + 1 + i, {{"train/loss_step", losses[i * columns]}});
     }
   }
   file_.WriteScalars(record.global_step, EpochScalars(record));

@@ -26,7 +26,7 @@ class TensorBoardLog {
   // resumed checkpoint's step); events after it from earlier files are dropped by TensorBoard.
   TensorBoardLog(const std::string& run_dir, int64_t global_step);
 
-  // step_losses: [steps, 3] (loss, mse, kl) per step of the epoch, averaged over ranks, on the
+  // step_losses: [steps, 1 + metrics] (loss, metrics...) per step of the epoch, averaged over ranks, on the
   // host; the epoch's first step is record.global_step - steps + 1.
   void WriteEpoch(const EpochRecord& record, const at::Tensor& step_losses, int64_t log_every);
 

@@ -157,12 +157,12 @@ void Trainer::LoadData() {
   const DataConfig& data = config_.data;
   DatasetFiles train_files, val_files;
   RunAgreed(world_, [&] {
-    train_files = OpenDatasetFiles("data.train", data.train, data.input_key, data.target_key, world_.Comm());
+    train_files = OpenDatasetFiles("data.train", data.train, DataFields(data), world_.Comm());
   });
   RunAgreed(world_, [&] {
     val_files = data.val_fraction > 0
                     ? train_files
-                    : OpenDatasetFiles("data.val", data.val, data.input_key, data.target_key, world_.Comm());
+                    : OpenDatasetFiles("data.val", data.val, DataFields(data), world_.Comm());
   });
   // The validation rows this rank will hold on its device beside its training rows (the largest
   // share, as ShardLoader splits them), for the training rows' memory budget.
@@ -181,12 +181,13 @@ void Trainer::LoadData() {
                                        : ShardLoader::Load(val_files, world_.Comm(), device_));
   });
   // Shapes, not value counts: rows [2, 512] and [1024] hold as many values but fit no one model.
-  const auto shape = [](const std::vector<int64_t>& dims) { return "[" + c10::Join(", ", dims) + "]"; };
-  if (train_->RowDims() != val_->RowDims() || train_->TargetDims() != val_->TargetDims()) {
-    throw Error("training rows have shape " + shape(train_->RowDims()) + " (target " + shape(train_->TargetDims()) +
-                    ") but validation rows have shape " + shape(val_->RowDims()) + " (target " +
-                    shape(val_->TargetDims()) + "): " + train_files.Name() + " vs " + val_files.Name() +
-                    "; give data.val rows of the training rows' shape",
+  const std::vector<FieldDims> train_fields = train_->Fields(), val_fields = val_->Fields();
+  const bool same = std::equal(train_fields.begin(), train_fields.end(), val_fields.begin(), val_fields.end(),
+                               [](const FieldDims& a, const FieldDims& b) { return a.dims == b.dims; });
+  if (!same) {
+    throw Error("training rows have fields " + DescribeFields(train_fields) + " but validation rows " +
+                    DescribeFields(val_fields) + ": " + train_files.Name() + " vs " + val_files.Name() +
+                    "; give data.val rows of the training rows' shapes",
                 kExitData, /*agreed=*/true);
   }
   const int64_t batch = config_.train.batch_size;
@@ -201,8 +202,8 @@ void Trainer::LoadData() {
                 kExitUsage, /*agreed=*/true);
   }
   if (lead_) {
-    spdlog::info("data: {} train rows, {} val rows of length {}; {} steps per epoch ({:.1f} s to load)",
-                 train_->TotalRows(), val_->TotalRows(), train_->RowLength(), steps_, SecondsSince(start));
+    spdlog::info("data: {} train rows, {} val rows of fields {}; {} steps per epoch ({:.1f} s to load)",
+                 train_->TotalRows(), val_->TotalRows(), DescribeFields(train_fields), steps_, SecondsSince(start));
     spdlog::info("data: {}", train_->Describe());
   }
 }
@@ -212,9 +213,17 @@ void Trainer::LoadData() {
 // ranks, so that every rank gives the same message), else one clear error instead of LibTorch's
 // allocator failing on some rank.
 void Trainer::CheckStepFits(const DatasetSchema& schema, double val_bytes) {
-  const std::vector<int64_t> input_dims(schema.input.dims.begin() + 1, schema.input.dims.end());
-  const std::vector<int64_t> target_dims(schema.target.dims.begin() + 1, schema.target.dims.end());
-  const ModelSize model = EstimateModelSize(config_.model, input_dims, target_dims);
+  // The built-in models' fields; a TorchScript module's activations are counted as a row of its
+  // widest field.
+  const std::vector<FieldDims> fields = schema.Dims();
+  const auto widest = std::max_element(fields.begin(), fields.end(), [](const FieldDims& a, const FieldDims& b) {
+    return c10::multiply_integers(a.dims) < c10::multiply_integers(b.dims);
+  });
+  const auto dims_of = [&](const char* name) {
+    const auto it = std::find_if(fields.begin(), fields.end(), [&](const FieldDims& f) { return f.name == name; });
+    return it != fields.end() ? it->dims : widest->dims;
+  };
+  const ModelSize model = EstimateModelSize(config_.model, dims_of("input"), dims_of("target"));
   const MemoryNeed need =
       EstimateMemoryNeed(model, config_.train.batch_size, static_cast<double>(schema.RowBytes()), val_bytes);
   double available = HostBytesPerRank(world_.LocalSize());
@@ -232,7 +241,14 @@ void Trainer::BuildModelAndSync() {
   // On CUDA, before any autograd node exists: the stream every step runs (and is captured) on.
   step_stream_ = MakeStepStream(device_);
   torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
-  RunAgreed(world_, [&] { model_ = MakeModel(config_.model, train_->RowDims(), train_->TargetDims()); });
+  RunAgreed(world_, [&] {
+    model_ = MakeModel(config_.model, train_->Fields());
+    metric_names_ = model_->MetricNames();
+    CheckMetricNames(metric_names_, config_.model.kind == ModelKind::kTorchScript
+                                        ? "model.path='" + config_.model.path + "'"
+                                        : std::string("model.kind=") + NameOf(config_.model.kind));
+    monitor_ = ParseMonitor(config_.train.monitor, metric_names_);
+  });
   model_->To(device_);
   RunAgreed(world_, [&] { ChooseBackend(config_.runtime, device_); });  // a bad choice: one message
   comm_ = MakeCommunicator(config_.runtime, world_, device_);
@@ -301,6 +317,12 @@ void Trainer::Resume(const std::string& checkpoint) {
   if (start_step_ > 0) {
     // This rank's own partial losses; on another world size, the ranks' mean.
     resumed_losses_ = s.world_size == world_.Size() ? s.partial_losses[world_.Rank()] : s.partial_losses.mean(0);
+    if (resumed_losses_.size(1) != Columns()) {
+      throw ConfigError("checkpoint '" + checkpoint + "' stopped inside an epoch with " +
+                        std::to_string(resumed_losses_.size(1) - 1) + " metrics per step, but the model records " +
+                        std::to_string(metric_names_.size()) +
+                        "; resume with the same model, or from an epoch-boundary checkpoint (epoch-NNNNNN.pt)");
+    }
     if (resumed_losses_.size(0) != steps_) {
       throw ConfigError("checkpoint '" + checkpoint + "' stopped inside an epoch of " +
                         std::to_string(resumed_losses_.size(0)) + " steps, but this run has " + std::to_string(steps_) +
@@ -360,10 +382,10 @@ Trainer::EpochTotals Trainer::TrainEpoch(int64_t epoch) {
   const int64_t samples_per_step = config_.train.batch_size * config_.train.accumulation_steps * world_.Size();
   Progress progress(lead_, config_.output.progress, config_.output.log_every, epoch + 1, config_.train.epochs, steps_,
                     samples_per_step);
-  // Per-step (loss, mse, kl) stay on the device: no host synchronisation inside the loop.
+  // Per-step (loss, metrics...) stay on the device: no host synchronisation inside the loop.
   const bool resuming_here = epoch == start_epoch_ && start_step_ > 0;
   const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device_);
-  totals.step_losses = resuming_here ? resumed_losses_.to(device_) : at::zeros({steps_, 3}, float_options);
+  totals.step_losses = resuming_here ? resumed_losses_.to(device_) : at::zeros({steps_, Columns()}, float_options);
   train_->StartEpoch(epoch, resuming_here ? start_step_ * config_.train.accumulation_steps : 0);
   for (int64_t step = resuming_here ? start_step_ : 0; step < steps_; ++step, ++global_step_) {
     Heartbeat("training step");
@@ -395,12 +417,10 @@ void Trainer::Step(int64_t epoch, int64_t step, EpochTotals& totals) {
     const Batch b = train_->Next();  // [B, L] each
     const auto t1 = Clock::now();
     // Samples its latent from the generator seeded above.
-    const LossTerms loss = ForwardAndLoss(*model_, b, config_.model.beta, config_.train.precision);
+    const ModelOutput out = ForwardAndLoss(*model_, b, config_.train.precision);
     sync_->PrepareBackward(/*communicate=*/micro == accumulation - 1);
-    (loss.total / static_cast<double>(accumulation)).backward();
-    totals.step_losses[step] +=
-        at::stack({loss.total.detach(), loss.per_sample.mse.mean().detach(), loss.per_sample.kl.mean().detach()}) /
-        static_cast<double>(accumulation);
+    (out.loss / static_cast<double>(accumulation)).backward();
+    totals.step_losses[step] += LossAndMetricMeans(out) / static_cast<double>(accumulation);
     totals.data_seconds += std::chrono::duration<double>(t1 - t0).count();
     totals.compute_seconds += SecondsSince(t1);
   }
@@ -445,16 +465,16 @@ void Trainer::CapturedStep(int64_t epoch, int64_t step, EpochTotals& totals) {
   totals.compute_seconds += SecondsSince(t1);
 }
 
-// What the graph holds: one whole step on `batch`, its loss terms [3] returned.
+// What the graph holds: one whole step on `batch`, its loss and metrics [1 + metrics] returned.
 at::Tensor Trainer::StepBodyForGraph(const Batch& batch) {
   optimizer_->ZeroGrad();
-  const LossTerms loss = ForwardAndLoss(*model_, batch, config_.model.beta, config_.train.precision);
+  const ModelOutput out = ForwardAndLoss(*model_, batch, config_.train.precision);
   sync_->PrepareBackward(/*communicate=*/true);
-  loss.total.backward();
+  out.loss.backward();
   sync_->AverageGradients();
   if (config_.train.clip_grad_norm > 0) sync_->ClipGradNorm(config_.train.clip_grad_norm);
   optimizer_->StepOnDevice(lr_on_device_);
-  return at::stack({loss.total.detach(), loss.per_sample.mse.mean().detach(), loss.per_sample.kl.mean().detach()});
+  return LossAndMetricMeans(out);
 }
 
 // train.on_nonfinite: stop the run, or leave the step out (not applied; NaN losses, which the
@@ -483,7 +503,7 @@ void Trainer::CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const 
   // Before any rank can exit (they wait for each other in the barrier below).
   IgnoreFurtherPreemptionSignals();
   at::Tensor mine = step_losses.cpu().contiguous();
-  at::Tensor all = at::empty({world_.Size(), steps_, 3}, at::kFloat);
+  at::Tensor all = at::empty({world_.Size(), steps_, Columns()}, at::kFloat);
   MPI_CHECK(MPI_Gather(mine.data_ptr<float>(), static_cast<int>(mine.numel()), MPI_FLOAT, all.data_ptr<float>(),
                        static_cast<int>(mine.numel()), MPI_FLOAT, 0, world_.Comm()));
   SaveCheckpoint(epoch, step, all);
@@ -509,18 +529,17 @@ EpochRecord Trainer::EndEpoch(int64_t epoch, const EpochTotals& totals) {
     if (b.is_buffer && b.tensor.is_floating_point()) comm_->Broadcast(b.tensor, 0);
   }
   const auto val_start = Clock::now();
-  const ValLoss v = Validate(*model_, *val_, config_.model.beta, config_.train.precision, *comm_);
+  const ValResult v = Validate(*model_, *val_, config_.train.precision, *comm_);
   record.val_seconds = SecondsSince(val_start);
 
   record.epoch = epoch + 1;
   record.global_step = global_step_;
   const float* t = train_means.data_ptr<float>();
   record.train_loss = t[0];
-  record.train_mse = t[1];
-  record.train_kl = t[2];
+  record.metric_names = metric_names_;
+  record.train_metrics.assign(t + 1, t + Columns());
   record.val_loss = v.loss;
-  record.val_mse = v.mse;
-  record.val_kl = v.kl;
+  record.val_metrics = v.metrics;
   record.lr = lr_->Lr();
   record.global_batch = lr_->Policy().global_batch;
   record.world_size = world_.Size();
@@ -538,7 +557,7 @@ EpochRecord Trainer::EndEpoch(int64_t epoch, const EpochTotals& totals) {
   record.skipped_steps = totals.skipped_steps;
   record.max_rss_mb = world_.MaxOverRanks(ResidentMegabytes());
   if (gpu_monitor_) RecordGpuStats(record);  // every rank's device is CUDA, or none is
-  best_->Observe(record.epoch, record.val_loss);
+  best_->Observe(record.epoch, MonitoredValue(record, monitor_));
   record.best_epoch = best_->Epoch();
   if (lead_) spdlog::info("{}", ConsoleLine(record, config_.train.epochs));
   metrics_.Append(record);
@@ -571,7 +590,7 @@ void Trainer::RecordGpuStats(EpochRecord& record) {
   if (measured > 0) record.gpu_util_percent = sum / measured;
 }
 
-// [3] on the host: (loss, mse, kl) averaged over steps and ranks, the epoch's one copy to the
+// [1 + metrics] on the host: (loss, metrics...) averaged over steps and ranks, the epoch's one copy to the
 // host. Skipped steps are NaN and left out (if every step was skipped the mean is NaN).
 at::Tensor Trainer::ReduceTrainLosses(int64_t epoch, const EpochTotals& totals) {
   at::Tensor means =
@@ -587,19 +606,20 @@ at::Tensor Trainer::ReduceTrainLosses(int64_t epoch, const EpochTotals& totals) 
   return host;
 }
 
-// After warmup: ReduceLROnPlateau and early stopping see the epoch's validation loss. Returns
-// true when the run should stop early.
+// After warmup: ReduceLROnPlateau and early stopping see the epoch's train.monitor (the
+// validation loss by default). Returns true when the run should stop early.
 bool Trainer::UpdateSchedules(const EpochRecord& record) {
   if (lr_->InWarmup(global_step_)) return false;
   const double before = lr_->Lr();
-  if (lr_->EndEpoch(global_step_, record.val_loss) && lead_) {
-    spdlog::info("ReduceLROnPlateau: val loss has not improved for {} epochs; lr {:.3e} -> {:.3e}",
+  const double monitored = MonitoredValue(record, monitor_);
+  if (lr_->EndEpoch(global_step_, monitored) && lead_) {
+    spdlog::info("ReduceLROnPlateau: {} has not improved for {} epochs; lr {:.3e} -> {:.3e}", monitor_.name,
                  config_.train.plateau.patience + 1, before, lr_->Lr());
   }
-  if (!early_stop_->ShouldStop(record.val_loss)) return false;
+  if (!early_stop_->ShouldStop(monitored)) return false;
   if (lead_) {
-    spdlog::info("early stop after epoch {}: val loss has not improved for {} epochs (train.early_stop_patience)",
-                 record.epoch, early_stop_->Snapshot().bad_epochs);
+    spdlog::info("early stop after epoch {}: {} has not improved for {} epochs (train.early_stop_patience)",
+                 record.epoch, monitor_.name, early_stop_->Snapshot().bad_epochs);
   }
   return true;
 }
@@ -647,7 +667,7 @@ void Trainer::Finish() {
     spdlog::info("done in {:.1f} s: {}/model.pt, {}/metrics.jsonl", SecondsSince(run_start_), config_.output.dir,
                  config_.output.dir);
     if (best_->Epoch() > 0) {
-      spdlog::info("best epoch {} (val loss {:.6g}): {}/best.pt", best_->Epoch(), best_->Snapshot().best,
+      spdlog::info("best epoch {} ({} {:.6g}): {}/best.pt", best_->Epoch(), monitor_.name, best_->Snapshot().best,
                    config_.output.dir);
     }
   }

@@ -53,7 +53,7 @@ class Trainer {
   // One epoch's training, accumulated on this rank.
   struct EpochTotals {
     Clock::time_point start;
-    at::Tensor step_losses;  // [steps, 3]: (loss, mse, kl) per step, on the device
+    at::Tensor step_losses;  // [steps, Columns()]: (loss, metrics...) per step, on the device
     double data_seconds = 0, compute_seconds = 0, comm_seconds = 0;
     int64_t skipped_steps = 0;
   };
@@ -82,6 +82,7 @@ class Trainer {
   void SaveBest(int64_t epochs_done);
   TrainingState StateNow(int64_t epochs_done, int64_t step_in_epoch = 0, const at::Tensor& partial_losses = {}) const;
   void Finish();
+  int64_t Columns() const { return 1 + static_cast<int64_t>(metric_names_.size()); }  // loss and metrics
 
   const Config& config_;
   std::unique_ptr<HangWatchdog> watchdog_;     // first: it watches everything after it
@@ -95,6 +96,8 @@ class Trainer {
   std::optional<ShardLoader> val_;
   int64_t steps_ = 0;  // optimizer steps per epoch
   std::unique_ptr<Model> model_;
+  std::vector<std::string> metric_names_;  // the model's, in the order it returns them
+  Monitor monitor_;                        // train.monitor: what the plateau, early stop and best.pt follow
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<GradientSync> sync_;
   std::unique_ptr<FlatAdam> optimizer_;

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -152,6 +153,30 @@ void ValidateRelations(const Config& c) {
         "config keys 'data.val' and 'data.val_fraction' are both set: validate on a file (data.val) or "
         "on a fraction of data.train (data.val_fraction), not both");
   }
+  if (!c.data.fields.empty() && (c.data.input_key != "input" || c.data.target_key != "target")) {
+    throw ConfigError(
+        "config keys 'data.fields' and 'data.input_key'/'data.target_key' are both set: name every dataset in "
+        "data.fields (e.g. {input: strain, target: clean}) and leave the two keys out");
+  }
+  for (const auto& [name, dataset] : c.data.fields) {
+    const bool identifier = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+                            std::all_of(name.begin(), name.end(), [](char ch) {
+                              return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+                            });
+    if (!identifier) {
+      throw ConfigError("config key 'data.fields': field name '" + name +
+                        "' is not a name a model can use (letters, digits and _, not starting with a digit)");
+    }
+    if (dataset.empty()) {
+      throw ConfigError("config key 'data.fields': field '" + name + "' names no dataset; give the HDF5 dataset it is "
+                        "read from (h5ls FILE lists them)");
+    }
+  }
+  if (c.train.monitor.rfind("val/", 0) != 0 && c.train.monitor.rfind("train/", 0) != 0) {
+    throw ConfigError("config key 'train.monitor' is '" + c.train.monitor +
+                      "': name a recorded value as val/<name> or train/<name>, e.g. val/loss (the default) or "
+                      "val/mae_chirp_mass");
+  }
   if (c.train.plateau.min_lr >= c.train.lr) {
     throw ConfigError("config key 'train.plateau.min_lr' (" + std::to_string(c.train.plateau.min_lr) +
                       ") must be below train.lr (" + std::to_string(c.train.lr) + ")");
@@ -159,6 +184,13 @@ void ValidateRelations(const Config& c) {
 }
 
 }  // namespace
+
+std::vector<DataField> DataFields(const DataConfig& data) {
+  if (data.fields.empty()) return {{"input", data.input_key}, {"target", data.target_key}};
+  std::vector<DataField> fields;
+  for (const auto& [name, dataset] : data.fields) fields.push_back({name, dataset});
+  return fields;
+}
 
 void CheckInputFiles(const Config& config) {
   auto check_data = [](const std::string& key, const std::vector<std::string>& specs) {

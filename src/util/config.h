@@ -20,8 +20,11 @@ struct DataConfig {
   std::vector<std::string> train;  // the training rows
   std::vector<std::string> val;    // the validation rows (none with val_fraction)
   double val_fraction = 0;         // > 0: validate on the training rows' last rows (ValidationRows) instead
-  std::string input_key = "input";
-  std::string target_key = "target";
+  std::string input_key = "input";    // the default field `input`'s dataset
+  std::string target_key = "target";  // the default field `target`'s dataset
+  // Batch field -> HDF5 dataset, e.g. {strain: input, params: params}; empty: {input: input_key,
+  // target: target_key}. DataFields() resolves it.
+  std::map<std::string, std::string> fields;
   Sharding sharding = Sharding::kAuto;  // auto: static if this rank's rows fit memory_budget
   double memory_budget_gib = 0;         // per rank, for static sharding; 0 = auto (half of RAM / local ranks)
   int64_t block_rows = 0;               // blocks mode: rows per block; 0 = auto (the file's chunk rows, >= 1 MiB)
@@ -29,6 +32,15 @@ struct DataConfig {
   int64_t prefetch = 4;                 // blocks mode: batches read ahead by the reader thread
   std::map<std::string, std::string> mpi_hints;  // MPI-IO hints for collective opens (MPI_Info)
 };
+
+// One batch field and the HDF5 dataset its rows are read from: {"strain", "input"}.
+struct DataField {
+  std::string name;
+  std::string dataset;
+};
+
+// The batch's fields in order: data.fields, or {input: input_key, target: target_key}.
+std::vector<DataField> DataFields(const DataConfig& data);
 
 struct ModelConfig {
   ModelKind kind = ModelKind::kVaeMlp;
@@ -63,6 +75,7 @@ struct TrainConfig {
   DeviceChoice device = DeviceChoice::kAuto;
   int64_t accumulation_steps = 1;   // micro-batches per optimizer step
   int64_t early_stop_patience = 0;  // 0 = never stop early
+  std::string monitor = "val/loss";  // what the plateau, early stopping and best.pt follow (train/metrics.h)
   double clip_grad_norm = 0.0;      // max global L2 norm of the averaged gradients; 0 = no clipping
   double weight_decay = 0.0;        // decoupled (AdamW) weight decay; 0 = Adam
   int64_t nan_check_every = 0;      // steps between non-finite-loss checks (a host sync); 0 = epoch ends only

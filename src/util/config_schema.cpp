@@ -248,11 +248,16 @@ std::vector<ConfigKey> BuildKeys() {
           "file), never trained on; 0 = off",
           [](Config & c) -> auto& { return c.data.val_fraction; }, 0, false, 0.9),
       Text(
-          "data.input_key", "dataset holding the model input, shape [N, L]",
+          "data.input_key", "dataset holding the model input (batch field 'input'), shape [N, L]",
           [](Config & c) -> auto& { return c.data.input_key; }),
       Text(
-          "data.target_key", "dataset holding the reconstruction target, shape [N, L]",
+          "data.target_key", "dataset holding the reconstruction target (batch field 'target'), shape [N, L]",
           [](Config & c) -> auto& { return c.data.target_key; }),
+      TextMap(
+          "data.fields",
+          "batch fields and the datasets they are read from, e.g. {strain: input, params: params}; each its own "
+          "row shape, all with the same rows; empty = {input: data.input_key, target: data.target_key}",
+          [](Config & c) -> auto& { return c.data.fields; }),
       Choice(
           "data.sharding",
           "static: each rank reads its contiguous rows once and keeps them in memory; blocks: streams "
@@ -345,8 +350,13 @@ std::vector<ConfigKey> BuildKeys() {
           [](Config & c) -> auto& { return c.train.weight_decay; }, 0.0, false),
       Integer(
           "train.early_stop_patience",
-          "stop after this many epochs without a val-loss improvement (plateau threshold); 0 = off",
+          "stop after this many epochs without an improvement of train.monitor (plateau threshold); 0 = off",
           [](Config & c) -> auto& { return c.train.early_stop_patience; }, 0),
+      Text(
+          "train.monitor",
+          "what ReduceLROnPlateau, early stopping and best.pt follow: val/loss, train/loss, or val/<metric> / "
+          "train/<metric> of the model's metrics, in the direction of train.plateau.mode (min or max)",
+          [](Config & c) -> auto& { return c.train.monitor; }),
       Integer(
           "train.nan_check_every",
           "check the all-reduced loss for NaN/Inf every N steps (a host sync per check); 0 = at epoch ends only",
@@ -360,7 +370,7 @@ std::vector<ConfigKey> BuildKeys() {
           "gradients and loss)",
           [](Config & c) -> auto& { return c.train.precision; }),
       Choice(
-          "train.plateau.mode", "ReduceLROnPlateau: minimise or maximise the val loss",
+          "train.plateau.mode", "ReduceLROnPlateau: minimise or maximise train.monitor (also for early stop and best.pt)",
           [](Config & c) -> auto& { return c.train.plateau.mode; }),
       Real(
           "train.plateau.factor", "ReduceLROnPlateau: lr multiplier on a plateau",

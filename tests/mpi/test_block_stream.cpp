@@ -31,7 +31,7 @@ std::string PathFor(const char* name, bool per_rank) {
 
 // `path` as a dataset of one file, opened by this process alone.
 DatasetFiles OneFile(const std::string& path) {
-  return OpenDatasetFiles("the file", {path}, "input", "target", MPI_COMM_SELF);
+  return OpenDatasetFiles("the file", {path}, {{"input", "input"}, {"target", "target"}}, MPI_COMM_SELF);
 }
 
 BlockStreamOptions Options(const DatasetFiles& files, int world_size, int rank) {
@@ -53,9 +53,9 @@ std::vector<int64_t> TakeRows(BlockStream& stream, int64_t batches, bool& paired
   std::vector<int64_t> rows;
   for (int64_t b = 0; b < batches; ++b) {
     Batch batch = stream.Next();
-    paired = paired && batch.input.size(0) == 10 && at::equal(batch.input, -batch.target) &&
-             at::equal(batch.input, batch.input.select(1, 0).unsqueeze(1).expand({10, kLength}));
-    for (int64_t i = 0; i < 10; ++i) rows.push_back(static_cast<int64_t>(batch.input[i][0].item<float>()));
+    paired = paired && batch["input"].size(0) == 10 && at::equal(batch["input"], -batch["target"]) &&
+             at::equal(batch["input"], batch["input"].select(1, 0).unsqueeze(1).expand({10, kLength}));
+    for (int64_t i = 0; i < 10; ++i) rows.push_back(static_cast<int64_t>(batch["input"][i][0].item<float>()));
   }
   return rows;
 }
@@ -108,7 +108,7 @@ TEST(BlockStream, ServesTheSameRowsWhenTheyAreSplitOverManyFiles) {
     first += sizes[i];
   }
   ASSERT_EQ(first, kRows);
-  const DatasetFiles files = OpenDatasetFiles("data.train", {dir + "/part-*.h5"}, "input", "target", MPI_COMM_WORLD);
+  const DatasetFiles files = OpenDatasetFiles("data.train", {dir + "/part-*.h5"}, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD);
   BlockStream stream(Options(files, world.Size(), world.Rank()));
   const int64_t batches = stream.BatchesPerEpoch();
   bool ok = batches == BlockStepsPerEpoch(BlockPlan{kRows, 16}, world.Size(), 10) && files.paths.size() == 6;

@@ -132,7 +132,7 @@ TEST(Nccl, CudaGraphStepCapturesTheBucketedBackwardAndEqualsEagerSteps) {
     const at::Tensor lr = at::full({}, 1e-3, OnGpu(at::kFloat));
     const StepBody body = [&](const Batch& b) {
       optimizer.ZeroGrad();
-      const at::Tensor loss = VaeBatchLoss(VaePerSampleLoss(model->forward(b.input, eps), b.target), 1e-3);
+      const at::Tensor loss = VaeBatchLoss(VaePerSampleLoss(model->forward(b["input"], eps), b["target"]), 1e-3);
       sync.PrepareBackward(true);
       loss.backward();
       sync.AverageGradients();
@@ -141,7 +141,7 @@ TEST(Nccl, CudaGraphStepCapturesTheBucketedBackwardAndEqualsEagerSteps) {
     };
     const std::unique_ptr<GraphStep> graph = captured ? MakeCudaGraphStep(device, /*warmup_steps=*/2) : nullptr;
     for (int step = 0; step < 6; ++step) {
-      const Batch b{x, x};
+      const Batch b{{"input", "target"}, {x, x}};
       const at::Tensor loss = graph ? graph->Run(b, body) : body(b);
       if (graph) optimizer.CountStep();
       losses[captured].push_back(loss.clone().cpu());

@@ -32,11 +32,11 @@ TEST(ShardLoader, EachRankReadsExactlyItsRowsOfACollectivelyWrittenFile) {
   WriteChirpDataset(path, rows, options, MPI_COMM_WORLD);
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 
-  ShardLoader loader = ShardLoader::Load(path, "input", "target", MPI_COMM_WORLD, c10::Device(c10::kCPU));
+  ShardLoader loader = ShardLoader::Load(path, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD, c10::Device(c10::kCPU));
   const RowRange slice = RankSlice(rows, world.Size(), world.Rank());
   EXPECT_EQ(loader.TotalRows(), rows);
   EXPECT_EQ(loader.Rows(), slice.Size());
-  EXPECT_EQ(loader.RowLength(), 64);
+  EXPECT_EQ(loader.Fields()[0].dims, std::vector<int64_t>{64});
 
   // Every row read equals the generator's row of the same global index.
   bool ok = loader.Rows() == slice.Size();
@@ -44,16 +44,16 @@ TEST(ShardLoader, EachRankReadsExactlyItsRowsOfACollectivelyWrittenFile) {
   Batch all = loader.Rows(0, loader.Rows());
   for (int64_t i = 0; ok && i < loader.Rows(); ++i) {
     ChirpRow(options, slice.begin + i, noisy.data(), clean.data());
-    ok = std::equal(noisy.begin(), noisy.end(), all.input[i].data_ptr<float>()) &&
-         std::equal(clean.begin(), clean.end(), all.target[i].data_ptr<float>());
+    ok = std::equal(noisy.begin(), noisy.end(), all["input"][i].data_ptr<float>()) &&
+         std::equal(clean.begin(), clean.end(), all["target"][i].data_ptr<float>());
   }
   EXPECT_TRUE(test::AllRanksAgree(ok));
 
   // A shuffled batch is a set of distinct local rows.
   loader.Shuffle(9, 0, world.Rank());
   Batch b = loader.ShuffledBatch(1, 10);
-  EXPECT_EQ(b.input.size(0), 10);
-  EXPECT_EQ(std::get<0>(at::_unique(b.input.select(1, 0))).numel(), 10);
+  EXPECT_EQ(b["input"].size(0), 10);
+  EXPECT_EQ(std::get<0>(at::_unique(b["input"].select(1, 0))).numel(), 10);
 
   MPI_Barrier(MPI_COMM_WORLD);
   if (world.Rank() == 0) std::filesystem::remove(path);
@@ -87,7 +87,7 @@ TEST(ShardLoader, MissingDatasetIsADataErrorNamingTheKey) {
   WriteChirpDataset(path, 16, options, MPI_COMM_WORLD);
   std::string message;
   try {
-    ShardLoader::Load(path, "strain", "target", MPI_COMM_WORLD, c10::Device(c10::kCPU));
+    ShardLoader::Load(path, {{"input", "strain"}, {"target", "target"}}, MPI_COMM_WORLD, c10::Device(c10::kCPU));
   } catch (const DataError& e) {
     message = e.what();
   }

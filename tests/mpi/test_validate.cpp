@@ -30,25 +30,26 @@ TEST(Validate, ReducedLossEqualsTheSingleProcessMean) {
   ModelConfig config;
   config.hidden = {16};
   config.latent = 4;
-  std::unique_ptr<Model> model = MakeModel(config, {32}, {32});
+  config.beta = 0.5;
+  std::unique_ptr<Model> model = MakeModel(config, {{"input", {32}}, {"target", {32}}});
   const c10::Device cpu(c10::kCPU);
   MpiCommunicator world_comm(MPI_COMM_WORLD);
-  ShardLoader mine = ShardLoader::Load(path, "input", "target", MPI_COMM_WORLD, cpu);
-  const ValLoss reduced = Validate(*model, mine, 0.5, Precision::kFp32, world_comm);
+  ShardLoader mine = ShardLoader::Load(path, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD, cpu);
+  const ValResult reduced = Validate(*model, mine, Precision::kFp32, world_comm);
 
   // Every rank alone, over every row.
   MpiCommunicator self_comm(MPI_COMM_SELF);
-  ShardLoader all = ShardLoader::Load(path, "input", "target", MPI_COMM_SELF, cpu);
+  ShardLoader all = ShardLoader::Load(path, {{"input", "input"}, {"target", "target"}}, MPI_COMM_SELF, cpu);
   ASSERT_EQ(all.Rows(), 1001);
-  const ValLoss single = Validate(*model, all, 0.5, Precision::kFp32, self_comm);
+  const ValResult single = Validate(*model, all, Precision::kFp32, self_comm);
 
   // Per-sample losses are float32 and BLAS rounds a 500-row batch differently from a
   // 1001-row one, so agreement is to float32 precision, not bit for bit.
   auto close = [](double a, double b) { return std::fabs(a - b) <= 1e-6 * std::fabs(b); };
-  EXPECT_TRUE(test::AllRanksAgree(close(reduced.loss, single.loss) && close(reduced.mse, single.mse) &&
-                                  close(reduced.kl, single.kl)))
+  EXPECT_TRUE(test::AllRanksAgree(close(reduced.loss, single.loss) && close(reduced.metrics[0], single.metrics[0]) &&
+                                  close(reduced.metrics[1], single.metrics[1])))
       << reduced.loss << " vs " << single.loss;
-  EXPECT_TRUE(test::AllRanksAgree(close(reduced.loss, reduced.mse + 0.5 * reduced.kl)));
+  EXPECT_TRUE(test::AllRanksAgree(close(reduced.loss, reduced.metrics[0] + 0.5 * reduced.metrics[1])));
   MPI_Barrier(MPI_COMM_WORLD);
   if (test::World().Rank() == 0) std::filesystem::remove(path);
 }

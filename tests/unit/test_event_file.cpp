@@ -63,7 +63,9 @@ TEST(TensorBoardLog, EveryRecordFieldBecomesATag) {
   record.epoch = 3;
   record.global_step = 96;
   record.train_loss = 0.25;
-  record.val_kl = 1.5;
+  record.metric_names = {"mse", "kl"};
+  record.train_metrics = {0.2, 1.25};
+  record.val_metrics = {0.25, 1.5};
   record.compute_seconds = 2.0;
   record.lr = 1e-3;
   record.val_loss = std::nan("");
