@@ -1,12 +1,13 @@
 #include "data/chirp.h"
 
 #include <cmath>
+#include <initializer_list>
 
 #include "util/random.h"
 
 namespace ct {
 
-void ChirpRow(const ChirpOptions& options, int64_t row, float* noisy, float* clean) {
+void ChirpRow(const ChirpOptions& options, int64_t row, float* noisy, float* clean, float* params) {
   constexpr double kTwoPi = 6.283185307179586;
   SplitMix64 rng(MixSeed(options.seed, static_cast<uint64_t>(row) + 1));
 
@@ -18,6 +19,9 @@ void ChirpRow(const ChirpOptions& options, int64_t row, float* noisy, float* cle
   const double amplitude = rng.Uniform(0.5, 1.0);
   const double phase0 = rng.Uniform(0.0, kTwoPi);
   const double damping = rng.Uniform(0.01, 0.03);
+  if (params) {
+    for (const double value : {t_merge, f_start, amplitude, phase0, damping}) *params++ = static_cast<float>(value);
+  }
 
   // Newtonian inspiral: time to merger tau, f ~ tau^(-3/8), amplitude ~ f^(2/3) ~ tau^(-1/4).
   // tau0 regularises the merger; phase is the integral of 2*pi*f.

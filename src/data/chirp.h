@@ -13,7 +13,14 @@ struct ChirpOptions {
   uint64_t seed = 1;
 };
 
-// Writes `length` samples of the noisy strain to `noisy` and of the clean waveform to `clean`.
-void ChirpRow(const ChirpOptions& options, int64_t row, float* noisy, float* clean);
+// The physical parameters that generate a chirp, in this order (make-data's `params` columns):
+// merger time (in the window's time units), starting frequency (cycles per window), peak
+// amplitude, initial phase (radians), ringdown damping time.
+constexpr int64_t kChirpParams = 5;
+constexpr const char* kChirpParamNames = "t_merge,f_start,amplitude,phase,damping";
+
+// Writes `length` samples of the noisy strain to `noisy` and of the clean waveform to `clean`,
+// and, when `params` is not null, the kChirpParams parameters that made them.
+void ChirpRow(const ChirpOptions& options, int64_t row, float* noisy, float* clean, float* params = nullptr);
 
 }  // namespace ct

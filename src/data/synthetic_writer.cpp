@@ -18,28 +18,30 @@ void WriteChirpDataset(const std::string& path, int64_t rows, const ChirpOptions
     ParallelH5File file(tmp, ParallelH5File::Mode::kCreate, comm);
     file.CreateFloatRows("input", {rows, options.length});
     file.CreateFloatRows("target", {rows, options.length});
+    file.CreateFloatRows("params", {rows, kChirpParams});
     file.WriteAttribute("generator", "clustertrain make-data (synthetic chirps)");
     file.WriteAttribute("parameters", "length=" + std::to_string(options.length) + " noise_std=" +
                                           std::to_string(options.noise_std) + " seed=" + std::to_string(options.seed));
+    file.WriteAttribute("params_columns", kChirpParamNames);
     const RowRange slice = RankSlice(rows, size, rank);
-    // One generator call makes a row's noisy and clean versions; each dataset's pass
-    // regenerates its rows (cheap next to the write) so memory stays one piece, not a slice.
-    std::vector<float> other;
-    auto fill = [&](bool want_noisy) {
-      return [&, want_noisy](int64_t first, int64_t n, float* buffer) {
-        other.resize(static_cast<size_t>(options.length));
+    // One generator call makes a row's noisy and clean versions and its parameters; each
+    // dataset's pass regenerates its rows (cheap next to the write) so memory stays one piece,
+    // not a slice.
+    enum class Part { kNoisy, kClean, kParams };
+    std::vector<float> noisy(static_cast<size_t>(options.length)), clean(noisy.size()), params(kChirpParams);
+    auto fill = [&](Part part) {
+      return [&, part](int64_t first, int64_t n, float* buffer) {
+        const int64_t width = part == Part::kParams ? kChirpParams : options.length;
         for (int64_t r = 0; r < n; ++r) {
-          float* row = buffer + r * options.length;
-          if (want_noisy) {
-            ChirpRow(options, first + r, row, other.data());
-          } else {
-            ChirpRow(options, first + r, other.data(), row);
-          }
+          float* row = buffer + r * width;
+          ChirpRow(options, first + r, part == Part::kNoisy ? row : noisy.data(),
+                   part == Part::kClean ? row : clean.data(), part == Part::kParams ? row : params.data());
         }
       };
     };
-    file.WriteRows("input", slice.begin, slice.Size(), fill(true));
-    file.WriteRows("target", slice.begin, slice.Size(), fill(false));
+    file.WriteRows("input", slice.begin, slice.Size(), fill(Part::kNoisy));
+    file.WriteRows("target", slice.begin, slice.Size(), fill(Part::kClean));
+    file.WriteRows("params", slice.begin, slice.Size(), fill(Part::kParams));
   }  // every rank closes the file before it is renamed
   MPI_CHECK(MPI_Barrier(comm));
   if (rank == 0) CommitTemporaryFile(path);

@@ -96,9 +96,13 @@ void TorchScriptModel::Probe(const std::vector<FieldDims>& fields) {
   }
   c10::NoGradGuard no_grad;
   module_.eval();
-  ModelOutput out;
+  VaeOutput vae;
   try {
-    out = Forward(probe, Precision::kFp32);
+    if (dict_contract_) {
+      Forward(probe, Precision::kFp32);  // checks the result and learns the metrics' names
+    } else {
+      vae = UnpackVae(module_.forward({probe["input"]}));
+    }
   } catch (const c10::Error& e) {
     throw ConfigError(where + ": forward failed on a probe batch of two zero rows of " + DescribeFields(fields) +
                       ": " + e.what_without_backtrace());
@@ -106,16 +110,14 @@ void TorchScriptModel::Probe(const std::vector<FieldDims>& fields) {
   module_.train();
   if (dict_contract_) return;
   // A VAE convention: the reconstruction must be shaped like the target rows.
-  const at::Tensor& recon = out.outputs[0];
-  if (probe.Has("target") && recon.sizes() != probe["target"].sizes()) {
-    throw ConfigError(where + ": forward returned a reconstruction shaped " + Shape(recon.sizes()) +
+  if (probe.Has("target") && vae.recon.sizes() != probe["target"].sizes()) {
+    throw ConfigError(where + ": forward returned a reconstruction shaped " + Shape(vae.recon.sizes()) +
                       " for input rows " + Shape(probe["input"].sizes()) + "; it must match the target rows " +
                       Shape(probe["target"].sizes()));
   }
-  if (out.outputs.size() == 3 &&
-      (out.outputs[1].dim() != 2 || out.outputs[1].size(0) != 2 || out.outputs[1].sizes() != out.outputs[2].sizes())) {
-    throw ConfigError(where + ": mu and logvar must both be [B, latent]; forward returned " +
-                      Shape(out.outputs[1].sizes()) + " and " + Shape(out.outputs[2].sizes()));
+  if (vae.mu.defined() && (vae.mu.dim() != 2 || vae.mu.size(0) != 2 || vae.mu.sizes() != vae.logvar.sizes())) {
+    throw ConfigError(where + ": mu and logvar must both be [B, latent]; forward returned " + Shape(vae.mu.sizes()) +
+                      " and " + Shape(vae.logvar.sizes()));
   }
 }
 

@@ -154,6 +154,12 @@ Monitor ParseMonitor(const std::string& spec, const std::vector<std::string>& me
   return monitor;
 }
 
+std::string Monitor::Label() const {
+  std::string label = name;
+  std::replace(label.begin(), label.end(), '/', ' ');
+  return label;
+}
+
 double MonitoredValue(const EpochRecord& r, const Monitor& monitor) {
   if (monitor.metric < 0) return monitor.validation ? r.val_loss : r.train_loss;
   const auto i = static_cast<size_t>(monitor.metric);

@@ -50,6 +50,7 @@ struct Monitor {
   bool validation = true;
   int metric = -1;  // index into metric_names; -1: the loss
   std::string name = "val/loss";
+  std::string Label() const;  // for messages: "val loss"
 };
 // Throws ConfigError naming what can be monitored when `spec` names nothing the model records.
 Monitor ParseMonitor(const std::string& spec, const std::vector<std::string>& metric_names);

@@ -50,9 +50,9 @@ struct PredictInput {
   std::unique_ptr<Model> model;
 };
 
-// Collective, agreed: opens the input and rebuilds the model from the checkpoint's weights. A
-// field the file lacks is left out of the batch (a VAE's target: the model then computes no
-// loss); a model that needs it says so.
+// Collective, agreed: opens the input and rebuilds the model from the checkpoint's weights. The
+// field `target`, when the file lacks it, is left out of the batch (a VAE then computes no loss);
+// every other field of data.fields must be there.
 PredictInput OpenInputAndModel(const PredictOptions& o, const Config& config, const MpiWorld& world) {
   PredictInput in;
   ParallelH5File::SetMpiIoHints(config.data.mpi_hints);
@@ -61,7 +61,8 @@ PredictInput OpenInputAndModel(const PredictOptions& o, const Config& config, co
     std::string wanted;
     for (const DataField& field : DataFields(config.data)) {
       wanted += (wanted.empty() ? "'" : ", '") + field.dataset + "'";
-      if (!in.file->HasDataset(field.dataset)) continue;
+      // A VAE's target is optional here (its loss is not needed); every other field is read.
+      if (field.name == "target" && !in.file->HasDataset(field.dataset)) continue;
       in.fields.push_back({field.name, field.dataset, in.file->FloatRows(field.dataset)});
       const FieldRows& added = in.fields.back();
       if (added.shape.Rows() != in.fields[0].shape.Rows()) {

@@ -619,7 +619,7 @@ bool Trainer::UpdateSchedules(const EpochRecord& record) {
   if (!early_stop_->ShouldStop(monitored)) return false;
   if (lead_) {
     spdlog::info("early stop after epoch {}: {} has not improved for {} epochs (train.early_stop_patience)",
-                 record.epoch, monitor_.name, early_stop_->Snapshot().bad_epochs);
+                 record.epoch, monitor_.Label(), early_stop_->Snapshot().bad_epochs);
   }
   return true;
 }
@@ -667,7 +667,7 @@ void Trainer::Finish() {
     spdlog::info("done in {:.1f} s: {}/model.pt, {}/metrics.jsonl", SecondsSince(run_start_), config_.output.dir,
                  config_.output.dir);
     if (best_->Epoch() > 0) {
-      spdlog::info("best epoch {} ({} {:.6g}): {}/best.pt", best_->Epoch(), monitor_.name, best_->Snapshot().best,
+      spdlog::info("best epoch {} ({} {:.6g}): {}/best.pt", best_->Epoch(), monitor_.Label(), best_->Snapshot().best,
                    config_.output.dir);
     }
   }

@@ -69,7 +69,7 @@ with h5py.File('$WORK/text.h5', 'w') as f:
   expect_failure 3 "'$WORK/no_rows.h5': dataset 'input' has no rows" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
     --set data.val="$WORK/no_rows.h5"
   # Row shapes, not value counts: [2, 128] and [256] hold as many values.
-  expect_failure 3 "training rows have shape \[2, 128\] (target \[2, 128\]) but validation rows have shape \[256\]" \
+  expect_failure 3 "training rows have fields 'input' \[2, 128\], 'target' \[2, 128\] but validation rows 'input' \[256\]" \
     -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.train="$WORK/planes.h5" --set model.kind=vae_conv1d
   expect_failure 3 "dataset 'input' in '$WORK/text.h5' has dtype string;" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
     --set data.train="$WORK/text.h5"
