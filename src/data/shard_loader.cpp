@@ -192,21 +192,34 @@ Batch ShardLoader::Rows(int64_t begin, int64_t count) const {
   return rows_.Map([&](const at::Tensor& t) { return t.narrow(0, begin, count); });
 }
 
-StaticBatches::StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank)
+StaticBatches::StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank,
+                             bool replicated)
     : rows_(std::move(rows)),
       batch_(batch),
       seed_(seed),
       rank_(rank),
+      world_size_(world_size),
+      replicated_(replicated),
       batches_(StepsPerEpoch(rows_.TotalRows(), world_size, batch)) {}
 
 std::string StaticBatches::Describe() const {
+  if (replicated_) {
+    return "replicated: all " + std::to_string(rows_.Rows()) + " rows (" + std::to_string(rows_.Bytes() >> 20) +
+           " MiB) in memory on each rank, one permutation per epoch shared by the ranks, each taking its part of "
+           "every global batch";
+  }
   return "static: " + std::to_string(rows_.Rows()) + " rows (" + std::to_string(rows_.Bytes() >> 20) +
          " MiB) in memory on each rank, reshuffled every epoch";
 }
 
 void StaticBatches::StartEpoch(int64_t epoch, int64_t first_batch) {
-  rows_.Shuffle(seed_, epoch, rank_);
+  rows_.Shuffle(seed_, epoch, replicated_ ? 0 : rank_);
   next_ = first_batch;
+}
+
+Batch StaticBatches::Next() {
+  const int64_t step = next_++;
+  return rows_.ShuffledBatch(replicated_ ? step * world_size_ + rank_ : step, batch_);
 }
 
 }  // namespace ct

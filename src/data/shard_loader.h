@@ -54,19 +54,24 @@ class ShardLoader {
 // Static sharding as a batch source: this rank's rows in memory, reshuffled every epoch.
 class StaticBatches : public TrainBatches {
  public:
-  StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank);
+  // replicated: `rows` are all rows (on every rank); each epoch's permutation is the same on
+  // every rank, and rank r takes rows [(s W + r) B, (s W + r + 1) B) of it for step s: the
+  // global batches do not depend on the world size W (data.sharding=replicated).
+  StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank, bool replicated = false);
   int64_t TotalRows() const override { return rows_.TotalRows(); }
   std::vector<FieldDims> Fields() const override { return rows_.Fields(); }
   int64_t BatchesPerEpoch() const override { return batches_; }
   std::string Describe() const override;
   void StartEpoch(int64_t epoch, int64_t first_batch) override;
-  Batch Next() override { return rows_.ShuffledBatch(next_++, batch_); }
+  Batch Next() override;
 
  private:
   ShardLoader rows_;
   int64_t batch_;
   uint64_t seed_;
   int rank_;
+  int world_size_;
+  bool replicated_;
   int64_t batches_;
   int64_t next_ = 0;
 };

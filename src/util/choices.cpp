@@ -4,7 +4,8 @@ namespace ct {
 
 const std::vector<Spelling<Sharding>>& Spellings(Sharding) {
   static const std::vector<Spelling<Sharding>> all{
-      {"auto", Sharding::kAuto}, {"static", Sharding::kStatic}, {"blocks", Sharding::kBlocks}};
+      {"auto", Sharding::kAuto}, {"static", Sharding::kStatic}, {"blocks", Sharding::kBlocks},
+      {"replicated", Sharding::kReplicated}};
   return all;
 }
 

@@ -8,7 +8,7 @@
 
 namespace ct {
 
-enum class Sharding { kAuto, kStatic, kBlocks };             // data.sharding
+enum class Sharding { kAuto, kStatic, kBlocks, kReplicated };  // data.sharding
 enum class ModelKind { kVaeMlp, kVaeConv1d, kTorchScript };  // model.kind
 enum class LrScaling { kLinear, kSqrt, kNone };              // train.lr_scaling
 enum class DeviceChoice { kAuto, kCpu, kCuda };              // train.device

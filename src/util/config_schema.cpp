@@ -261,8 +261,9 @@ std::vector<ConfigKey> BuildKeys() {
       Choice(
           "data.sharding",
           "static: each rank reads its contiguous rows once and keeps them in memory; blocks: streams "
-          "blocks of rows with a reader thread (data larger than memory); auto: static if it fits "
-          "data.memory_budget",
+          "blocks of rows with a reader thread (data larger than memory); replicated: every rank holds all "
+          "rows and takes its part of each globally shuffled batch, so 1 and N ranks with the same global batch "
+          "train on the same batches (as DistributedSampler); auto: static if it fits data.memory_budget",
           [](Config & c) -> auto& { return c.data.sharding; }),
       AutoOrGiB(
           "data.memory_budget",
