@@ -46,6 +46,14 @@ with h5py.File(w + "/vds.h5", "w") as f:
         layout[0:500] = h5py.VirtualSource("part0.h5", key, shape=(500, 128))
         layout[500:999] = h5py.VirtualSource("part1.h5", key, shape=(499, 128))
         f.create_virtual_dataset(key, layout)
+# The same rows under other dataset names, with a third field of its own shape and type.
+with h5py.File(w + "/named.h5", "w") as f:
+    for name, key in (("noisy", "input"), ("clean", "target")):
+        layout = h5py.VirtualLayout(shape=(999, 128), dtype="f4")
+        layout[0:500] = h5py.VirtualSource("part0.h5", key, shape=(500, 128))
+        layout[500:999] = h5py.VirtualSource("part1.h5", key, shape=(499, 128))
+        f.create_virtual_dataset(name, layout)
+    f["extra"] = np.arange(999 * 3, dtype="f8").reshape(999, 3)
 with h5py.File(w + "/half.h5", "w") as f:
     f["input"] = x.astype("f2"); f["target"] = y.astype("f2")
 with h5py.File(w + "/double.h5", "w") as f:  # numpy's default: float64, chunked and not
@@ -76,6 +84,20 @@ import json
 a, b = (json.loads(open(f'$WORK/{r}/metrics.jsonl').readline()) for r in ('direct', 'vds_static'))
 assert a['train_loss'] == b['train_loss'] and a['val_loss'] == b['val_loss'], (a, b)"
 echo "ok: a virtual dataset trains like the file it maps (static, blocks, validation)"
+# data.fields: renamed virtual datasets and an extra float64 field [3] travel with their rows
+# (the VAE reads input and target only): the same numbers as the file they map.
+for sharding in static blocks; do
+  "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/named.h5" --set data.val="$WORK/named.h5" \
+    --set "data.fields={input: noisy, target: clean, params: extra}" --set data.sharding=$sharding \
+    --set data.block_rows=100 --set train.epochs=1 --set output.dir="$WORK/named_$sharding" >"$WORK/named.txt" 2>&1 \
+    || { cat "$WORK/named.txt"; fail "training on data.fields ($sharding) failed"; }
+done
+grep -q "fields 'input' \[128\], 'params' \[3\], 'target' \[128\]" "$WORK/named.txt" || { cat "$WORK/named.txt"; fail "fields"; }
+"$PY" -c "
+import json
+a, b = (json.loads(open(f'$WORK/{r}/metrics.jsonl').readline()) for r in ('direct', 'named_static'))
+assert a['train_loss'] == b['train_loss'] and a['val_loss'] == b['val_loss'], (a, b)"
+echo "ok: data.fields maps renamed (virtual) datasets and an extra field of its own shape and type"
 expect_failure 3 "virtual dataset 'input' maps rows from files that do not exist: missing_part.h5" -- \
   "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/gap.h5" --set data.val="$WORK/one.h5" --set output.dir="$WORK/gap"
 
