@@ -82,6 +82,19 @@ grep -q "metrics mae_t_merge, mae_f_start, mae_amplitude, mae_phase, mae_damping
   || { cat "$WORK/plot.txt"; fail "plot_runs.py did not draw the named metrics"; }
 echo "ok: plot_runs.py draws the named metrics"
 
+# No host sync per step with the dict contract either: an epoch of 16 steps makes as many host
+# syncs (CT_TEST_COUNT_SYNCS) as an epoch of 8.
+"$BIN" make-data --out "$WORK/rows4096.h5" -n 4096 -l 256 --seed 14 >/dev/null
+syncs() {  # syncs ROWS_FILE NAME: "count count" of the run's 2 epochs
+  CT_TEST_COUNT_SYNCS=1 "$MPIEXEC" -n 2 -x CT_TEST_COUNT_SYNCS "$BIN" train "${P[@]}" --set data.train="$1" \
+    --set output.dir="$WORK/$2" --set train.epochs=2 >"$WORK/$2.txt" 2>&1 || { cat "$WORK/$2.txt"; fail "sync count run"; }
+  grep -o "host syncs in epoch [0-9]*: [0-9]*" "$WORK/$2.txt" | awk '{print $NF}' | tr '\n' ' '
+}
+short=$(syncs "$WORK/val.h5" syncs8)
+long=$(syncs "$WORK/rows4096.h5" syncs16)
+[[ -n "$short" && "$short" == "$long" ]] || fail "host syncs grow with the steps: $short (8 steps) vs $long (16 steps)"
+echo "ok: host syncs per epoch $short at 8 and 16 steps"
+
 # Bad input: modules that break the contract, files that break data.fields, a monitor that
 # names nothing. (torch.jit.script reads the class's source: from a file, not stdin.)
 cat >"$WORK/bad_models.py" <<'PYEOF'
