@@ -613,7 +613,7 @@ bool Trainer::UpdateSchedules(const EpochRecord& record) {
   const double before = lr_->Lr();
   const double monitored = MonitoredValue(record, monitor_);
   if (lr_->EndEpoch(global_step_, monitored) && lead_) {
-    spdlog::info("ReduceLROnPlateau: {} has not improved for {} epochs; lr {:.3e} -> {:.3e}", monitor_.name,
+    spdlog::info("ReduceLROnPlateau: {} has not improved for {} epochs; lr {:.3e} -> {:.3e}", monitor_.Label(),
                  config_.train.plateau.patience + 1, before, lr_->Lr());
   }
   if (!early_stop_->ShouldStop(monitored)) return false;
