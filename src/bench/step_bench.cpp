@@ -1,7 +1,7 @@
 #include "bench/step_bench.h"
 
-#include <torch/utils.h>
 #include <torch/cuda.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <chrono>
@@ -33,8 +33,7 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   // Batches of this rank's rows drawn as training draws them (shuffled across its whole share),
   // made before the clock starts and cycled. The data matters: random inputs drive the VAE's
   // exp(logvar) into slower ranges, and so do the demo file's first rows (1.17x slower here).
-  const DatasetFiles files =
-      OpenDatasetFiles("data.train", config.data.train, DataFields(config.data), world.Comm());
+  const DatasetFiles files = OpenDatasetFiles("data.train", config.data.train, DataFields(config.data), world.Comm());
   ShardLoader rows = ShardLoader::Load(files, world.Comm(), device);
   if (rows.Rows() < batch) throw ConfigError("bench step: fewer rows than train.batch_size in " + files.Name());
   const int64_t pool = std::min<int64_t>(16, rows.Rows() / batch);

@@ -29,16 +29,20 @@ Command AddPredictCommand(CLI::App& app) {
   PredictOptions& o = args->options;
   CLI::App* cli = app.add_subcommand(
       "predict",
-      "write a trained model's reconstructions (recon) and latent means (mu) for every row of an HDF5 "
-      "file to a new HDF5 file, in parallel");
+      "write a trained model's outputs for every row of an HDF5 file to a new HDF5 file, in parallel (a VAE: "
+      "recon, mu, logvar; a model of the dict contract: its batched entries)");
   cli->add_option("--checkpoint", o.checkpoint,
                   "checkpoint written by train (output.dir/checkpoints/epoch-NNNNNN.pt); its config rebuilds the model")
       ->required()
       ->check(RegularFile());
-  cli->add_option("--data", o.data, "HDF5 file with input rows (data.input_key of the checkpoint's config)")
+  cli->add_option(
+         "--data", o.data,
+         "HDF5 file with the rows: the datasets of the checkpoint's data.fields (a VAE's target may be absent)")
       ->required()
       ->check(RegularFile());
-  cli->add_option("--out", o.out, "output HDF5 file: datasets recon [N, ...] and mu [N, latent]")->required();
+  cli->add_option("--out", o.out,
+                  "output HDF5 file: one dataset per output, e.g. recon [N, ...], mu and logvar [N, latent]")
+      ->required();
   cli->add_option("--set", o.overrides,
                   "override a key of the checkpoint's config, e.g. train.device=cpu or data.input_key=strain")
       ->type_name("KEY=VALUE");

@@ -17,7 +17,7 @@ struct FieldDims {
 };
 
 struct Batch {
-  std::vector<std::string> names;  // the fields, in schema order
+  std::vector<std::string> names;   // the fields, in schema order
   std::vector<at::Tensor> tensors;  // [B, ...] each, one per name
 
   int64_t Rows() const { return tensors.empty() ? 0 : tensors[0].size(0); }

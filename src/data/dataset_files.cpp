@@ -51,8 +51,7 @@ void CheckLike(const DatasetSchema& first, const std::string& first_path, const 
     const RowShape& b = other.fields[i].shape;
     if (same_rows(a, b)) continue;
     throw DataError("'" + path + "': dataset '" + first.fields[i].dataset + "' has rows " + RowShapeText(b) + " but '" +
-                    first_path +
-                    "' has rows " + RowShapeText(a) + "; every file of " + key +
+                    first_path + "' has rows " + RowShapeText(a) + "; every file of " + key +
                     " must hold rows of one shape and type: leave the odd file out of " + key + " or rewrite it");
   }
 }

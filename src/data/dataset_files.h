@@ -13,9 +13,9 @@
 namespace ct {
 
 struct DatasetFiles {
-  std::string key;                    // "data.train": for messages
-  std::vector<DataField> fields;      // the datasets in every file
-  std::vector<std::string> paths;     // in row order
+  std::string key;                 // "data.train": for messages
+  std::vector<DataField> fields;   // the datasets in every file
+  std::vector<std::string> paths;  // in row order
   RowSpace space;
   DatasetSchema schema;  // rows: of all files together
 

@@ -50,8 +50,8 @@ DatasetSchema ReadSchema(const ParallelH5File& file, const std::vector<DataField
     if (missing.empty()) continue;
     std::string names;
     for (const std::string& name : missing) names += (names.empty() ? "" : ", ") + name;
-    throw DataError("'" + path + "': virtual dataset '" + f.dataset + "' maps rows from files that do not exist: " +
-                    names +
+    throw DataError("'" + path + "': virtual dataset '" + f.dataset +
+                    "' maps rows from files that do not exist: " + names +
                     " (looked for as given, beside the virtual dataset's file and under HDF5_VDS_PREFIX); HDF5 "
                     "would read their rows as zeros: put the files back, or rebuild the virtual dataset");
   }

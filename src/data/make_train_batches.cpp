@@ -65,9 +65,8 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DatasetFiles& files, const 
     schema.SetRows(head.end);
   }
   // The largest slice, so that every rank decides alike (replicated: every row).
-  const int64_t slice_rows = data.sharding == Sharding::kReplicated
-                                 ? schema.Rows()
-                                 : (schema.Rows() + world.Size() - 1) / world.Size();
+  const int64_t slice_rows =
+      data.sharding == Sharding::kReplicated ? schema.Rows() : (schema.Rows() + world.Size() - 1) / world.Size();
   const int64_t static_bytes = slice_rows * schema.RowBytes();
   MemoryFacts facts;
   facts.host_ram_bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
@@ -89,9 +88,9 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DatasetFiles& files, const 
           NameOf(mode));
     }
   } else if ((mode == Sharding::kStatic || mode == Sharding::kReplicated) && static_bytes > budget) {
-    throw ConfigError("data.sharding=" + std::string(NameOf(mode)) + " keeps a rank's " + std::to_string(slice_rows) + " rows of " + files.Name() +
-                      " in " + where + ": " + Gib(static_cast<double>(static_bytes)) + ", over the budget of " +
-                      Gib(static_cast<double>(budget)) + " (" + mine.why +
+    throw ConfigError("data.sharding=" + std::string(NameOf(mode)) + " keeps a rank's " + std::to_string(slice_rows) +
+                      " rows of " + files.Name() + " in " + where + ": " + Gib(static_cast<double>(static_bytes)) +
+                      ", over the budget of " + Gib(static_cast<double>(budget)) + " (" + mine.why +
                       "); set data.sharding=blocks to stream them, run more ranks, or raise data.memory_budget");
   }
   if (mode == Sharding::kReplicated) {

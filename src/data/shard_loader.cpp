@@ -53,8 +53,7 @@ at::Tensor NewRows(const RowShape& shape, int64_t rows) {
 }
 
 // Reads `piece` of one file into every field's rows from their row `at`.
-void ReadPiece(const ParallelH5File& file, const DatasetFiles& files, const FilePiece& piece, int64_t at,
-               Batch& rows) {
+void ReadPiece(const ParallelH5File& file, const DatasetFiles& files, const FilePiece& piece, int64_t at, Batch& rows) {
   for (size_t i = 0; i < files.schema.fields.size(); ++i) {
     const FieldRows& field = files.schema.fields[i];
     file.ReadRows(field.dataset, piece.file_row, piece.rows,
@@ -192,8 +191,7 @@ Batch ShardLoader::Rows(int64_t begin, int64_t count) const {
   return rows_.Map([&](const at::Tensor& t) { return t.narrow(0, begin, count); });
 }
 
-StaticBatches::StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank,
-                             bool replicated)
+StaticBatches::StaticBatches(ShardLoader rows, int64_t batch, uint64_t seed, int world_size, int rank, bool replicated)
     : rows_(std::move(rows)),
       batch_(batch),
       seed_(seed),

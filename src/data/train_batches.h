@@ -15,7 +15,7 @@ class TrainBatches {
  public:
   virtual ~TrainBatches() = default;
 
-  virtual int64_t TotalRows() const = 0;                // rows in the file, over all ranks
+  virtual int64_t TotalRows() const = 0;              // rows in the file, over all ranks
   virtual std::vector<FieldDims> Fields() const = 0;  // one row's shape per field, e.g. input {L}
   // Batches every rank serves per epoch: the same on every rank, so collectives always match.
   virtual int64_t BatchesPerEpoch() const = 0;

@@ -7,13 +7,11 @@ namespace ct {
 ModelOutput ForwardAndLoss(Model& model, const Batch& batch, Precision precision) {
   ModelOutput out = model.Forward(batch, precision);
   if (!out.loss.defined()) {
-    throw ConfigError("the model computed no loss on a batch of fields " +
-                      [&] {
-                        std::string names;
-                        for (const std::string& n : batch.names) names += (names.empty() ? "'" : ", '") + n + "'";
-                        return names;
-                      }() +
-                      ": a VAE needs the field 'target' (data.fields)");
+    throw ConfigError("the model computed no loss on a batch of fields " + [&] {
+      std::string names;
+      for (const std::string& n : batch.names) names += (names.empty() ? "'" : ", '") + n + "'";
+      return names;
+    }() + ": a VAE needs the field 'target' (data.fields)");
   }
   return out;
 }

@@ -21,8 +21,11 @@ std::vector<int64_t> FieldShape(const std::vector<FieldDims>& fields, const std:
   for (const FieldDims& f : fields) {
     if (f.name == name) return f.dims;
   }
-  throw ConfigError(std::string("model.kind=") + kind + " trains on the batch fields 'input' and 'target', but the "
-                    "batch has " + DescribeFields(fields) + "; map them in data.fields (e.g. {input: strain, target: "
+  throw ConfigError(std::string("model.kind=") + kind +
+                    " trains on the batch fields 'input' and 'target', but the "
+                    "batch has " +
+                    DescribeFields(fields) +
+                    "; map them in data.fields (e.g. {input: strain, target: "
                     "clean}), or use a TorchScript model whose forward takes the batch as a dict");
 }
 

@@ -104,8 +104,8 @@ void TorchScriptModel::Probe(const std::vector<FieldDims>& fields) {
       vae = UnpackVae(module_.forward({probe["input"]}));
     }
   } catch (const c10::Error& e) {
-    throw ConfigError(where + ": forward failed on a probe batch of two zero rows of " + DescribeFields(fields) +
-                      ": " + e.what_without_backtrace());
+    throw ConfigError(where + ": forward failed on a probe batch of two zero rows of " + DescribeFields(fields) + ": " +
+                      e.what_without_backtrace());
   }
   module_.train();
   if (dict_contract_) return;
@@ -176,16 +176,14 @@ ModelOutput TorchScriptModel::UnpackDict(const c10::IValue& value, int64_t rows,
     }
   }
   if (!out.loss.defined()) {
-    throw ConfigError(where + " returned no 'loss' (entries: " +
-                      [&] {
-                        std::string keys;
-                        for (const auto& item : value.toGenericDict()) {
-                          keys += (keys.empty() ? "'" : ", '") +
-                                  (item.key().isString() ? item.key().toStringRef() : std::string("?")) + "'";
-                        }
-                        return keys.empty() ? std::string("none") : keys;
-                      }() +
-                      "); add result['loss'] = <the batch mean loss, a scalar tensor>");
+    throw ConfigError(where + " returned no 'loss' (entries: " + [&] {
+      std::string keys;
+      for (const auto& item : value.toGenericDict()) {
+        keys +=
+            (keys.empty() ? "'" : ", '") + (item.key().isString() ? item.key().toStringRef() : std::string("?")) + "'";
+      }
+      return keys.empty() ? std::string("none") : keys;
+    }() + "); add result['loss'] = <the batch mean loss, a scalar tensor>");
   }
   if (probing) {
     for (const auto& [name, t] : scalars) metric_names_.push_back(name);

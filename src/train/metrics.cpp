@@ -112,7 +112,8 @@ void CheckMetricNames(const std::vector<std::string>& names, const std::string& 
       return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
     });
     if (!word) {
-      throw ConfigError(where + ": metric names are recorded as columns train_<name> and val_<name>, so they "
+      throw ConfigError(where +
+                        ": metric names are recorded as columns train_<name> and val_<name>, so they "
                         "take letters, digits and _ only; rename it");
     }
     if (name == "loss") throw ConfigError(where + " besides its loss: 'loss' is the loss itself; rename the metric");

@@ -16,7 +16,7 @@ struct EpochRecord {
   // The model's metrics (model/model.h), averaged over rows: train_<name> and val_<name>.
   std::vector<std::string> metric_names;
   std::vector<double> train_metrics, val_metrics;  // one per name
-  double lr = 0;  // lr used in the epoch's last step
+  double lr = 0;                                   // lr used in the epoch's last step
   int64_t global_batch = 0;
   int world_size = 1;
   double samples_per_s = 0;  // training samples over all ranks / training seconds

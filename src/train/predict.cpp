@@ -66,14 +66,15 @@ PredictInput OpenInputAndModel(const PredictOptions& o, const Config& config, co
       in.fields.push_back({field.name, field.dataset, in.file->FloatRows(field.dataset)});
       const FieldRows& added = in.fields.back();
       if (added.shape.Rows() != in.fields[0].shape.Rows()) {
-        throw DataError("'" + o.data + "': dataset '" + added.dataset + "' has " +
-                        std::to_string(added.shape.Rows()) + " rows but '" + in.fields[0].dataset + "' has " +
-                        std::to_string(in.fields[0].shape.Rows()) + "; the fields must pair row by row");
+        throw DataError("'" + o.data + "': dataset '" + added.dataset + "' has " + std::to_string(added.shape.Rows()) +
+                        " rows but '" + in.fields[0].dataset + "' has " + std::to_string(in.fields[0].shape.Rows()) +
+                        "; the fields must pair row by row");
       }
     }
     if (in.fields.empty()) {
       throw DataError("'" + o.data + "' holds none of the datasets the model reads (" + wanted +
-                      "); `clustertrain info " + o.data + "` lists its datasets; --set data.fields=... or "
+                      "); `clustertrain info " + o.data +
+                      "` lists its datasets; --set data.fields=... or "
                       "data.input_key=... maps them");
     }
     in.rows = in.fields[0].shape.Rows();
@@ -106,8 +107,8 @@ Batch ReadBatch(const PredictInput& in, int64_t begin, int64_t rows) {
 std::string WritePredictions(const std::string& path, PredictInput& in, const PredictOptions& o, const Config& config,
                              const MpiWorld& world, const c10::Device& device) {
   auto forward = [&](const Batch& batch) {  // on the host -> float32 outputs on the host
-    ModelOutput out = in.model->Forward(batch.Map([&](const at::Tensor& t) { return t.to(device); }),
-                                        config.train.precision);
+    ModelOutput out =
+        in.model->Forward(batch.Map([&](const at::Tensor& t) { return t.to(device); }), config.train.precision);
     for (at::Tensor& t : out.outputs) t = t.to(at::kFloat).cpu().contiguous();
     return out;
   };
@@ -119,8 +120,9 @@ std::string WritePredictions(const std::string& path, PredictInput& in, const Pr
   }
   const ModelOutput probe = forward(zeros);
   if (probe.outputs.empty()) {
-    throw ConfigError("predict: the model returns no batched outputs (entries whose first dimension is the batch's "
-                      "rows), so there is nothing to write; return the predictions from forward");
+    throw ConfigError(
+        "predict: the model returns no batched outputs (entries whose first dimension is the batch's "
+        "rows), so there is nothing to write; return the predictions from forward");
   }
   ParallelH5File out(path, ParallelH5File::Mode::kCreate, world.Comm());
   std::string shapes;
@@ -186,8 +188,8 @@ void RunPredict(const PredictOptions& o, const MpiWorld& world) {
   world.Barrier();
   if (lead) {
     spdlog::info("predict: wrote {} in {:.1f} s: {} for {} rows of '{}' ({})", o.out,
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), written,
-                 in.rows, o.data, in.model->Describe());
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), written, in.rows,
+                 o.data, in.model->Describe());
   }
 }
 

@@ -156,13 +156,10 @@ void Trainer::LoadData() {
   }
   const DataConfig& data = config_.data;
   DatasetFiles train_files, val_files;
+  RunAgreed(world_, [&] { train_files = OpenDatasetFiles("data.train", data.train, DataFields(data), world_.Comm()); });
   RunAgreed(world_, [&] {
-    train_files = OpenDatasetFiles("data.train", data.train, DataFields(data), world_.Comm());
-  });
-  RunAgreed(world_, [&] {
-    val_files = data.val_fraction > 0
-                    ? train_files
-                    : OpenDatasetFiles("data.val", data.val, DataFields(data), world_.Comm());
+    val_files =
+        data.val_fraction > 0 ? train_files : OpenDatasetFiles("data.val", data.val, DataFields(data), world_.Comm());
   });
   // The validation rows this rank will hold on its device beside its training rows (the largest
   // share, as ShardLoader splits them), for the training rows' memory budget.

@@ -26,7 +26,8 @@ ValResult Validate(Model& model, const ShardLoader& val, Precision precision, Co
   const size_t metrics = model.MetricNames().size();
   // (each metric's sum, the loss's sum, rows) on the device; one copy to the host after the
   // all-reduce.
-  at::Tensor sums = at::zeros({static_cast<int64_t>(metrics) + 2}, at::TensorOptions().dtype(at::kDouble).device(device));
+  at::Tensor sums =
+      at::zeros({static_cast<int64_t>(metrics) + 2}, at::TensorOptions().dtype(at::kDouble).device(device));
   for (int64_t begin = 0; begin < val.Rows(); begin += kValBatch) {
     Heartbeat();  // a long validation pass is progress too
     const int64_t count = std::min(kValBatch, val.Rows() - begin);

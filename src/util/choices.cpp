@@ -3,9 +3,10 @@
 namespace ct {
 
 const std::vector<Spelling<Sharding>>& Spellings(Sharding) {
-  static const std::vector<Spelling<Sharding>> all{
-      {"auto", Sharding::kAuto}, {"static", Sharding::kStatic}, {"blocks", Sharding::kBlocks},
-      {"replicated", Sharding::kReplicated}};
+  static const std::vector<Spelling<Sharding>> all{{"auto", Sharding::kAuto},
+                                                   {"static", Sharding::kStatic},
+                                                   {"blocks", Sharding::kBlocks},
+                                                   {"replicated", Sharding::kReplicated}};
   return all;
 }
 

@@ -9,17 +9,17 @@
 namespace ct {
 
 enum class Sharding { kAuto, kStatic, kBlocks, kReplicated };  // data.sharding
-enum class ModelKind { kVaeMlp, kVaeConv1d, kTorchScript };  // model.kind
-enum class LrScaling { kLinear, kSqrt, kNone };              // train.lr_scaling
-enum class DeviceChoice { kAuto, kCpu, kCuda };              // train.device
-enum class OnNonFinite { kStop, kSkip };                     // train.on_nonfinite
-enum class Precision { kFp32, kBf16 };                       // train.precision, runtime.allreduce_precision
-enum class PlateauMode { kMin, kMax };                       // train.plateau.mode
-enum class ThresholdMode { kRel, kAbs };                     // train.plateau.threshold_mode
-enum class ProgressStyle { kAuto, kBar, kLines };            // output.progress
-enum class Binding { kAuto, kNone };                         // runtime.bind
-enum class BackendChoice { kAuto, kMpi, kNccl };             // runtime.backend
-enum class AutoOnOff { kAuto, kOn, kOff };                   // runtime.tf32, runtime.cuda_graph
+enum class ModelKind { kVaeMlp, kVaeConv1d, kTorchScript };    // model.kind
+enum class LrScaling { kLinear, kSqrt, kNone };                // train.lr_scaling
+enum class DeviceChoice { kAuto, kCpu, kCuda };                // train.device
+enum class OnNonFinite { kStop, kSkip };                       // train.on_nonfinite
+enum class Precision { kFp32, kBf16 };                         // train.precision, runtime.allreduce_precision
+enum class PlateauMode { kMin, kMax };                         // train.plateau.mode
+enum class ThresholdMode { kRel, kAbs };                       // train.plateau.threshold_mode
+enum class ProgressStyle { kAuto, kBar, kLines };              // output.progress
+enum class Binding { kAuto, kNone };                           // runtime.bind
+enum class BackendChoice { kAuto, kMpi, kNccl };               // runtime.backend
+enum class AutoOnOff { kAuto, kOn, kOff };                     // runtime.tf32, runtime.cuda_graph
 
 template <class E>
 struct Spelling {

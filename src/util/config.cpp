@@ -168,7 +168,8 @@ void ValidateRelations(const Config& c) {
                         "' is not a name a model can use (letters, digits and _, not starting with a digit)");
     }
     if (dataset.empty()) {
-      throw ConfigError("config key 'data.fields': field '" + name + "' names no dataset; give the HDF5 dataset it is "
+      throw ConfigError("config key 'data.fields': field '" + name +
+                        "' names no dataset; give the HDF5 dataset it is "
                         "read from (h5ls FILE lists them)");
     }
   }

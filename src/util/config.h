@@ -17,9 +17,9 @@ namespace ct {
 
 struct DataConfig {
   // HDF5 files: paths and glob patterns as written (util/data_paths.h expands them).
-  std::vector<std::string> train;  // the training rows
-  std::vector<std::string> val;    // the validation rows (none with val_fraction)
-  double val_fraction = 0;         // > 0: validate on the training rows' last rows (ValidationRows) instead
+  std::vector<std::string> train;     // the training rows
+  std::vector<std::string> val;       // the validation rows (none with val_fraction)
+  double val_fraction = 0;            // > 0: validate on the training rows' last rows (ValidationRows) instead
   std::string input_key = "input";    // the default field `input`'s dataset
   std::string target_key = "target";  // the default field `target`'s dataset
   // Batch field -> HDF5 dataset, e.g. {strain: input, params: params}; empty: {input: input_key,
@@ -73,12 +73,12 @@ struct TrainConfig {
   double warmup_epochs = 0.0;
   int64_t seed = 1234;
   DeviceChoice device = DeviceChoice::kAuto;
-  int64_t accumulation_steps = 1;   // micro-batches per optimizer step
-  int64_t early_stop_patience = 0;  // 0 = never stop early
+  int64_t accumulation_steps = 1;    // micro-batches per optimizer step
+  int64_t early_stop_patience = 0;   // 0 = never stop early
   std::string monitor = "val/loss";  // what the plateau, early stopping and best.pt follow (train/metrics.h)
-  double clip_grad_norm = 0.0;      // max global L2 norm of the averaged gradients; 0 = no clipping
-  double weight_decay = 0.0;        // decoupled (AdamW) weight decay; 0 = Adam
-  int64_t nan_check_every = 0;      // steps between non-finite-loss checks (a host sync); 0 = epoch ends only
+  double clip_grad_norm = 0.0;       // max global L2 norm of the averaged gradients; 0 = no clipping
+  double weight_decay = 0.0;         // decoupled (AdamW) weight decay; 0 = Adam
+  int64_t nan_check_every = 0;       // steps between non-finite-loss checks (a host sync); 0 = epoch ends only
   OnNonFinite on_nonfinite = OnNonFinite::kStop;  // skip (the step) needs nan_check_every
   Precision precision = Precision::kFp32;         // bf16: autocast in the forward pass
   PlateauConfig plateau;

@@ -371,7 +371,8 @@ std::vector<ConfigKey> BuildKeys() {
           "gradients and loss)",
           [](Config & c) -> auto& { return c.train.precision; }),
       Choice(
-          "train.plateau.mode", "ReduceLROnPlateau: minimise or maximise train.monitor (also for early stop and best.pt)",
+          "train.plateau.mode",
+          "ReduceLROnPlateau: minimise or maximise train.monitor (also for early stop and best.pt)",
           [](Config & c) -> auto& { return c.train.plateau.mode; }),
       Real(
           "train.plateau.factor", "ReduceLROnPlateau: lr multiplier on a plateau",

@@ -108,7 +108,8 @@ TEST(BlockStream, ServesTheSameRowsWhenTheyAreSplitOverManyFiles) {
     first += sizes[i];
   }
   ASSERT_EQ(first, kRows);
-  const DatasetFiles files = OpenDatasetFiles("data.train", {dir + "/part-*.h5"}, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD);
+  const DatasetFiles files =
+      OpenDatasetFiles("data.train", {dir + "/part-*.h5"}, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD);
   BlockStream stream(Options(files, world.Size(), world.Rank()));
   const int64_t batches = stream.BatchesPerEpoch();
   bool ok = batches == BlockStepsPerEpoch(BlockPlan{kRows, 16}, world.Size(), 10) && files.paths.size() == 6;

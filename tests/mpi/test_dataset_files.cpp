@@ -68,7 +68,8 @@ TEST(DatasetFiles, AGlobsFilesAreOneRowSpaceForStaticSlicesAndTheValidationTail)
     test::WriteIndexedRows(dir + "/bank-0" + std::to_string(i) + ".h5", MPI_COMM_WORLD, first, sizes[i], kLength);
     first += sizes[i];
   }
-  const DatasetFiles files = OpenDatasetFiles("data.train", {dir + "/bank-*.h5"}, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD);
+  const DatasetFiles files =
+      OpenDatasetFiles("data.train", {dir + "/bank-*.h5"}, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD);
   EXPECT_EQ(files.paths.size(), 4u);
   EXPECT_EQ(files.paths[1], dir + "/bank-01.h5");
   EXPECT_EQ(files.schema.Rows(), 200);
@@ -97,7 +98,8 @@ TEST(DatasetFiles, AFileWithOtherRowsIsADataErrorNamingItOnEveryRank) {
   test::WriteIndexedRows(dir + "/a.h5", MPI_COMM_WORLD, 0, 10, kLength);
   test::WriteIndexedRows(dir + "/b.h5", MPI_COMM_WORLD, 10, 10, kLength + 1);
   const std::string message = ErrorOf([&] {
-    OpenDatasetFiles("data.train", {dir + "/a.h5", dir + "/b.h5"}, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD);
+    OpenDatasetFiles("data.train", {dir + "/a.h5", dir + "/b.h5"}, {{"input", "input"}, {"target", "target"}},
+                     MPI_COMM_WORLD);
   });
   EXPECT_TRUE(
       test::AllRanksAgree(message.rfind("'" + dir + "/b.h5': dataset 'input' has rows [5] of float32", 0) == 0 &&
@@ -110,10 +112,12 @@ TEST(DatasetFiles, AFileWithOtherRowsIsADataErrorNamingItOnEveryRank) {
 TEST(DatasetFiles, APatternMatchingNothingOrAFileNamedTwiceIsAConfigError) {
   const std::string dir = SharedDir("none");
   test::WriteIndexedRows(dir + "/a.h5", MPI_COMM_WORLD, 0, 10, kLength);
-  const std::string none =
-      ErrorOf([&] { OpenDatasetFiles("data.val", {dir + "/*.hdf5"}, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD); });
+  const std::string none = ErrorOf([&] {
+    OpenDatasetFiles("data.val", {dir + "/*.hdf5"}, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD);
+  });
   const std::string twice = ErrorOf([&] {
-    OpenDatasetFiles("data.train", {dir + "/a.h5", dir + "/*.h5"}, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD);
+    OpenDatasetFiles("data.train", {dir + "/a.h5", dir + "/*.h5"}, {{"input", "input"}, {"target", "target"}},
+                     MPI_COMM_WORLD);
   });
   EXPECT_TRUE(test::AllRanksAgree(none.find("config key 'data.val': '" + dir + "/*.hdf5' matches no file") == 0 &&
                                   twice.find("names '" + dir + "/a.h5' twice") != std::string::npos))

@@ -32,7 +32,8 @@ TEST(ShardLoader, EachRankReadsExactlyItsRowsOfACollectivelyWrittenFile) {
   WriteChirpDataset(path, rows, options, MPI_COMM_WORLD);
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 
-  ShardLoader loader = ShardLoader::Load(path, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD, c10::Device(c10::kCPU));
+  ShardLoader loader =
+      ShardLoader::Load(path, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD, c10::Device(c10::kCPU));
   const RowRange slice = RankSlice(rows, world.Size(), world.Rank());
   EXPECT_EQ(loader.TotalRows(), rows);
   EXPECT_EQ(loader.Rows(), slice.Size());

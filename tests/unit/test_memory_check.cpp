@@ -15,7 +15,8 @@ namespace {
 
 double BuiltParameters(const ModelConfig& c, const std::vector<int64_t>& dims) {
   double count = 0;
-  for (const at::Tensor& p : MakeModel(c, {{"input", dims}, {"target", dims}})->Parameters()) count += static_cast<double>(p.numel());
+  for (const at::Tensor& p : MakeModel(c, {{"input", dims}, {"target", dims}})->Parameters())
+    count += static_cast<double>(p.numel());
   return count;
 }
 
