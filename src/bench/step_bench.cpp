@@ -12,7 +12,8 @@
 #include "model/forward.h"
 #include "model/make_model.h"
 #include "train/cuda_graph_step.h"
-#include "train/flat_adam.h"
+#include "train/flat_params.h"
+#include "train/optimizer.h"
 #include "util/error.h"
 #include "util/logging.h"
 
@@ -45,9 +46,11 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   const std::unique_ptr<StepStream> step_stream = MakeStepStream(device);  // before any autograd node
   const std::unique_ptr<Model> model = MakeModel(config.model, rows.Fields());
   model->To(device);
-  // Training's optimizer: Adam over flat parameter and gradient buffers.
+  // Training's optimizer (train.optimizer) over flat parameter and gradient buffers; fused where
+  // LibTorch has the kernel.
   const std::vector<at::Tensor> params = model->Parameters();
-  FlatAdam optimizer(params, FlatAdam::OwnGradients(params), AdamSettings{});
+  const std::unique_ptr<Optimizer> owned = MakeOptimizer(config.train, params, OwnGradients(params), /*fused=*/true);
+  Optimizer& optimizer = *owned;
   // runtime.cuda_graph=on on a GPU: the step replayed from one graph, as training replays it.
   std::unique_ptr<GraphStep> graph;
   at::Tensor lr_on_device;

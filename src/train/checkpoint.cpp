@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 namespace ct {
 namespace {
 
-// 2: the optimizer state as WriteAdamState writes it (1: LibTorch's own optimizer archive).
+// 2: the optimizer state as WriteOptimizerState writes it (1: LibTorch's own Adam archive).
 constexpr const char* kFormat = "clustertrain-checkpoint-2";
 constexpr const char* kFormatWithLibTorchOptimizer = "clustertrain-checkpoint-1";
 
@@ -50,32 +50,33 @@ c10::IValue Get(torch::serialize::InputArchive& archive, const char* key, const 
   return value;
 }
 
-// Adam's state per parameter, by the parameter's index in the optimizer, under names of our own
-// (tensors and ints, which read the same in LibTorch 1.13 and 2.x and in Python): "step",
-// "exp_avg", "exp_avg_sq". Nothing before the first step.
-void WriteAdamState(torch::serialize::OutputArchive& archive, const FlatAdam& optimizer) {
-  torch::serialize::OutputArchive adam(archive.compilation_unit());
+// The optimizer's state per parameter, by the parameter's index in the optimizer, under the
+// optimizer's key ("adam", "sgd") and names of our own (tensors and ints, which read the same in
+// LibTorch 1.13 and 2.x and in Python): "step" and its StateNames() ("exp_avg", "exp_avg_sq";
+// "momentum_buffer"). Nothing before the first step.
+void WriteOptimizerState(torch::serialize::OutputArchive& archive, const Optimizer& optimizer) {
+  torch::serialize::OutputArchive all(archive.compilation_unit());
   const size_t with_state = optimizer.Steps() > 0 ? optimizer.Params().size() : 0;
+  const std::vector<std::string> names = optimizer.StateNames();
   for (size_t i = 0; i < with_state; ++i) {
     torch::serialize::OutputArchive one(archive.compilation_unit());
     one.write("step", c10::IValue(optimizer.Steps()));
     // Copies: a view would carry its whole flat buffer into the file.
-    one.write("exp_avg", optimizer.ExpAvg(i).clone());
-    one.write("exp_avg_sq", optimizer.ExpAvgSq(i).clone());
-    adam.write(std::to_string(i), one);
+    for (size_t k = 0; k < names.size(); ++k) one.write(names[k], optimizer.State(i, k).clone());
+    all.write(std::to_string(i), one);
   }
-  archive.write("adam", adam);
+  archive.write(optimizer.CheckpointKey(), all);
 }
 
-at::Tensor ReadMoment(torch::serialize::InputArchive& one, const char* key, const at::Tensor& param,
-                      const std::string& path) {
-  at::Tensor moment;
-  one.read(key, moment);
-  if (moment.sizes() != param.sizes()) {
-    throw Error("checkpoint '" + path + "': Adam's " + key + " has shape " + c10::str(moment.sizes()) +
+at::Tensor ReadStateTensor(torch::serialize::InputArchive& one, const std::string& key, const at::Tensor& param,
+                           const std::string& path) {
+  at::Tensor value;
+  one.read(key, value);
+  if (value.sizes() != param.sizes()) {
+    throw Error("checkpoint '" + path + "': the optimizer's " + key + " has shape " + c10::str(value.sizes()) +
                 " for a parameter of shape " + c10::str(param.sizes()) + "; it holds another model");
   }
-  return moment;
+  return value;
 }
 
 #if CT_LIBTORCH_MAJOR == 1
@@ -90,7 +91,12 @@ std::string LibTorchStateKey(const at::Tensor& param) {
 
 // Format 1 (clustertrain before format 2, always LibTorch 1.13): LibTorch's own Adam archive,
 // read by a LibTorch Adam over the same parameters and copied into the flat moments.
-void ReadLibTorchAdamState(torch::serialize::InputArchive& archive, FlatAdam& optimizer, const std::string& path) {
+void ReadLibTorchAdamState(torch::serialize::InputArchive& archive, Optimizer& optimizer, const std::string& path) {
+  if (std::string(optimizer.CheckpointKey()) != "adam") {
+    throw ConfigError("checkpoint '" + path +
+                      "' holds Adam's state (an older clustertrain's), but train.optimizer "
+                      "is another optimizer; resume with train.optimizer=adamw or start a new run");
+  }
   if (CT_LIBTORCH_MAJOR != 1) {
     throw ConfigError("checkpoint '" + path +
                       "' holds its optimizer state in LibTorch 1.x's own format, which "
@@ -109,29 +115,35 @@ void ReadLibTorchAdamState(torch::serialize::InputArchive& archive, FlatAdam& op
     if (found == libtorch_adam.state().end()) continue;  // before the first step
     const auto& state = static_cast<const torch::optim::AdamParamState&>(*found->second);
     optimizer.SetSteps(state.step());
-    optimizer.ExpAvg(i).copy_(state.exp_avg());
-    optimizer.ExpAvgSq(i).copy_(state.exp_avg_sq());
+    optimizer.State(i, 0).copy_(state.exp_avg());
+    optimizer.State(i, 1).copy_(state.exp_avg_sq());
   }
 #endif
 }
 
-void ReadAdamState(torch::serialize::InputArchive& archive, FlatAdam& optimizer, const std::string& path) {
+void ReadOptimizerState(torch::serialize::InputArchive& archive, Optimizer& optimizer, const std::string& path) {
   c10::NoGradGuard no_grad;
   if (Get(archive, "format", path).toStringRef() == kFormatWithLibTorchOptimizer) {
     ReadLibTorchAdamState(archive, optimizer, path);
     return;
   }
-  torch::serialize::InputArchive adam;
-  archive.read("adam", adam);
+  torch::serialize::InputArchive all;
+  if (!archive.try_read(optimizer.CheckpointKey(), all)) {
+    throw ConfigError("checkpoint '" + path + "' holds no state of the optimizer '" + optimizer.CheckpointKey() +
+                      "': it was trained with another train.optimizer; resume with the checkpoint's optimizer or "
+                      "start a new run");
+  }
   const std::vector<at::Tensor>& params = optimizer.Params();
+  const std::vector<std::string> names = optimizer.StateNames();
   for (size_t i = 0; i < params.size(); ++i) {
     torch::serialize::InputArchive one;
-    if (!adam.try_read(std::to_string(i), one)) continue;  // saved before the first step
+    if (!all.try_read(std::to_string(i), one)) continue;  // saved before the first step
     c10::IValue step;
     one.read("step", step);
     optimizer.SetSteps(step.toInt());
-    optimizer.ExpAvg(i).copy_(ReadMoment(one, "exp_avg", params[i], path));
-    optimizer.ExpAvgSq(i).copy_(ReadMoment(one, "exp_avg_sq", params[i], path));
+    for (size_t k = 0; k < names.size(); ++k) {
+      optimizer.State(i, k).copy_(ReadStateTensor(one, names[k], params[i], path));
+    }
   }
 }
 
@@ -186,7 +198,7 @@ Level SplitLevel(const std::vector<NamedTensor>& state) {
 // "encoder.0.weight" -> archive "encoder" -> archive "0" -> tensor "weight".
 void WriteNested(torch::serialize::OutputArchive& archive, const std::vector<NamedTensor>& state) {
   const Level level = SplitLevel(state);
-  // Copies, as in model.pt: a parameter may be a view of FlatAdam's flat buffer.
+  // Copies, as in model.pt: a parameter may be a view of the optimizer's flat buffer.
   for (const NamedTensor& leaf : level.leaves) archive.write(leaf.name, leaf.tensor.detach().clone(), leaf.is_buffer);
   for (const auto& [name, items] : level.children) {
     torch::serialize::OutputArchive child(archive.compilation_unit());
@@ -252,12 +264,12 @@ std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t st
   return (fs::path(run_dir) / "checkpoints" / name).string();
 }
 
-void SaveCheckpoint(const std::string& path, Model& model, const FlatAdam& optimizer, const TrainingState& s) {
+void SaveCheckpoint(const std::string& path, Model& model, const Optimizer& optimizer, const TrainingState& s) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive(archive.compilation_unit());
   WriteNested(model_archive, model.State());
   archive.write("model", model_archive);
-  WriteAdamState(archive, optimizer);
+  WriteOptimizerState(archive, optimizer);
   Put(archive, "format", std::string(kFormat));
   Put(archive, "libtorch_version", std::string(CT_LIBTORCH_VERSION));
   Put(archive, "epoch", s.epoch);
@@ -318,11 +330,11 @@ TrainingState ReadState(torch::serialize::InputArchive& archive, const std::stri
 
 }  // namespace
 
-TrainingState LoadCheckpoint(const std::string& path, Model& model, FlatAdam& optimizer, const c10::Device& device,
+TrainingState LoadCheckpoint(const std::string& path, Model& model, Optimizer& optimizer, const c10::Device& device,
                              const std::string& mismatch_fix) {
   torch::serialize::InputArchive archive = OpenArchive(path, device);
   TrainingState s = ReadState(archive, path, model, mismatch_fix);
-  ReadAdamState(archive, optimizer, path);
+  ReadOptimizerState(archive, optimizer, path);
   return s;
 }
 

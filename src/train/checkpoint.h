@@ -1,7 +1,7 @@
 // Checkpoints, at epoch boundaries and (after a preemption signal) inside an epoch: everything
 // a resumed run needs to continue exactly as if it had never stopped (on CPU with the same
 // world size, bit for bit):
-//   model and Adam state; epoch, step in the epoch and optimizer step, with every rank's
+//   model and optimizer state; epoch, step in the epoch and optimizer step, with every rank's
 //   per-step losses of a partial epoch; the state of each component that has one (the lr
 //   schedule with its plateau scheduler, early stopping, the metrics writer), each snapshot
 //   by the component itself; world size (a resume on another world size re-derives the lr
@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "model/model.h"
-#include "train/flat_adam.h"
 #include "train/lr_schedule.h"
 #include "train/metrics_writer.h"
+#include "train/optimizer.h"
 #include "train/plateau.h"
 
 namespace ct {
@@ -48,11 +48,11 @@ std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t st
 // The model part holds the model's State() under its Python names, nested as
 // torch::nn::Module::save nests them: in Python, torch.load(path).model.state_dict() (a
 // TorchScript archive; torch.jit.load reads it too) gives {"encoder.0.weight": ..., ...}.
-void SaveCheckpoint(const std::string& path, Model& model, const FlatAdam& optimizer, const TrainingState& state);
+void SaveCheckpoint(const std::string& path, Model& model, const Optimizer& optimizer, const TrainingState& state);
 
 // Restores model and optimizer in place (tensors onto `device`) and returns the rest. A checkpoint
 // of another model (its fingerprint differs) is a ConfigError that ends with `mismatch_fix`.
-TrainingState LoadCheckpoint(const std::string& path, Model& model, FlatAdam& optimizer, const c10::Device& device,
+TrainingState LoadCheckpoint(const std::string& path, Model& model, Optimizer& optimizer, const c10::Device& device,
                              const std::string& mismatch_fix);
 
 // The model alone (for predict), and the state without config checks.

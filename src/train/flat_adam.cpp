@@ -9,55 +9,21 @@
 namespace ct {
 
 FlatAdam::FlatAdam(std::vector<at::Tensor> params, std::vector<GradientBucket> groups, AdamSettings settings)
-    : params_(std::move(params)), settings_(settings) {
-  c10::NoGradGuard no_grad;
-  group_of_.assign(params_.size(), groups.size());
-  offset_of_.assign(params_.size(), 0);
-  for (size_t g = 0; g < groups.size(); ++g) {
-    Group group;
-    group.grads = groups[g].grads;
-    group.params = at::empty_like(group.grads);
-    int64_t offset = 0;
-    for (size_t i : groups[g].params) {
-      group_of_.at(i) = g;
-      offset_of_[i] = offset;
-      offset += params_[i].numel();
-    }
-    if (offset != group.grads.numel()) throw Error("FlatAdam: a group's parameters do not fill its gradient buffer");
-    groups_.push_back(group);
-    // The parameter's values move into the buffer, and the parameter becomes a view of it: the
-    // model (and anything holding the parameter) sees the same tensor, now flat underneath.
-    for (size_t i : groups[g].params) {
-      at::Tensor place = View(group.params, i);
-      place.copy_(params_[i]);
-      params_[i].set_data(place);
-    }
-    groups_.back().exp_avg = at::zeros_like(group.grads);
-    groups_.back().exp_avg_sq = at::zeros_like(group.grads);
-    groups_.back().step = at::zeros({}, group.grads.options().dtype(at::kFloat));
-  }
-  fused_ = settings_.fused && !groups_.empty() && HasFusedKernel(groups_.front().grads.device()) &&
-           groups_.front().grads.scalar_type() == at::kFloat;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    if (group_of_[i] == groups_.size()) throw Error("FlatAdam: a parameter belongs to no group");
-  }
+    : flat_(std::move(params), std::move(groups)), settings_(settings) {
+  exp_avg_ = flat_.ZerosPerGroup();
+  exp_avg_sq_ = flat_.ZerosPerGroup();
+  for (const FlatParams::Group& g : flat_.Groups()) step_.push_back(at::zeros({}, g.grads.options().dtype(at::kFloat)));
+  const auto& flat_groups = flat_.Groups();
+  fused_ = settings_.fused && !flat_groups.empty() && HasFusedKernel(flat_groups.front().grads.device()) &&
+           flat_groups.front().grads.scalar_type() == at::kFloat;
 }
 
-std::vector<GradientBucket> FlatAdam::OwnGradients(const std::vector<at::Tensor>& params) {
-  GradientBucket group;
-  int64_t elements = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    group.params.push_back(i);
-    elements += params[i].numel();
-  }
-  group.grads = at::zeros({elements}, params.front().options().requires_grad(false));
-  int64_t offset = 0;
-  for (const at::Tensor& p : params) {
-    at::Tensor grad = group.grads.narrow(0, offset, p.numel()).view(p.sizes());
-    p.mutable_grad() = grad.detach();
-    offset += p.numel();
-  }
-  return {group};
+std::string FlatAdam::Describe() const {
+  const bool decay = settings_.weight_decay > 0;
+  return std::string(decay && settings_.decoupled ? "AdamW" : "Adam") +
+         (decay && !settings_.decoupled ? " (L2 weight decay)" : "") + " over " +
+         std::to_string(flat_.Groups().size()) + " flat buffer(s), " +
+         (fused_ ? "LibTorch's fused kernel" : "five vectorised passes (no fused kernel here)");
 }
 
 bool FlatAdam::HasFusedKernel(const c10::Device& device) {
@@ -75,21 +41,21 @@ bool FlatAdam::HasFusedKernel(const c10::Device& device) {
 template <class Lr>
 void FlatAdam::RunFusedKernel(const Lr& lr) {
 #if CT_LIBTORCH_MAJOR >= 2
-  std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
-  for (Group& g : groups_) {
+  std::vector<at::Tensor> params, grads;
+  for (const FlatParams::Group& g : flat_.Groups()) {
     params.push_back(g.params);
     grads.push_back(g.grads);
-    exp_avgs.push_back(g.exp_avg);
-    exp_avg_sqs.push_back(g.exp_avg_sq);
-    steps.push_back(g.step);
   }
   const AdamSettings& s = settings_;
-  if (s.weight_decay > 0) {
+  std::vector<at::Tensor>& exp_avgs = exp_avg_;
+  std::vector<at::Tensor>& exp_avg_sqs = exp_avg_sq_;
+  std::vector<at::Tensor>& steps = step_;
+  if (s.weight_decay > 0 && s.decoupled) {
     at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, s.beta1, s.beta2,
                       s.weight_decay, s.eps, /*amsgrad=*/false, /*maximize=*/false);
   } else {
     at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, s.beta1, s.beta2,
-                     /*weight_decay=*/0.0, s.eps, /*amsgrad=*/false, /*maximize=*/false);
+                     s.decoupled ? 0.0 : s.weight_decay, s.eps, /*amsgrad=*/false, /*maximize=*/false);
   }
 #else
   (void)lr;
@@ -99,7 +65,7 @@ void FlatAdam::RunFusedKernel(const Lr& lr) {
 // Eager: the kernel's step count is set from steps_ (a fill, no host sync), so checkpoints keep
 // one count and resume either way.
 void FlatAdam::FusedStep(double lr) {
-  for (Group& g : groups_) g.step.fill_(static_cast<double>(steps_));
+  for (at::Tensor& step : step_) step.fill_(static_cast<double>(steps_));
   device_steps_set_ = true;
   RunFusedKernel(lr);
 }
@@ -110,25 +76,23 @@ void FlatAdam::StepOnDevice(const at::Tensor& lr) {
   // The count is set from the host once, outside any capture (the first step runs eagerly), and
   // from then on advanced by the step itself.
   if (!device_steps_set_) {
-    for (Group& g : groups_) g.step.fill_(static_cast<double>(steps_));
+    for (at::Tensor& step : step_) step.fill_(static_cast<double>(steps_));
     device_steps_set_ = true;
   }
-  for (Group& g : groups_) g.step.add_(1);
+  for (at::Tensor& step : step_) step.add_(1);
   RunFusedKernel(lr);
 }
 
-at::Tensor FlatAdam::View(const at::Tensor& flat, size_t param) const {
-  return flat.narrow(0, offset_of_[param], params_[param].numel()).view(params_[param].sizes());
+at::Tensor FlatAdam::State(size_t param, size_t name) const {
+  const std::vector<at::Tensor>& buffers = name == 0 ? exp_avg_ : exp_avg_sq_;
+  return flat_.View(buffers[flat_.GroupOf(param)], param);
 }
-
-at::Tensor FlatAdam::ExpAvg(size_t param) const { return View(groups_[group_of_[param]].exp_avg, param); }
-at::Tensor FlatAdam::ExpAvgSq(size_t param) const { return View(groups_[group_of_[param]].exp_avg_sq, param); }
 
 void FlatAdam::ZeroGrad() {
-  for (Group& group : groups_) group.grads.zero_();
+  for (FlatParams::Group& group : flat_.Groups()) group.grads.zero_();
 }
 
-// torch.optim.Adam's single-tensor update (and AdamW's decay), elementwise over each flat group;
+// torch.optim.Adam's single-tensor update (AdamW's decay, or Adam's L2 term), elementwise over each flat group;
 // or LibTorch's fused kernel (torch.optim.Adam(fused=True)) where it has one for the device.
 void FlatAdam::Step(double lr) {
   c10::NoGradGuard no_grad;
@@ -140,12 +104,17 @@ void FlatAdam::Step(double lr) {
   const double b1 = settings_.beta1, b2 = settings_.beta2;
   const double bias_correction1 = 1 - std::pow(b1, static_cast<double>(steps_));
   const double bias_correction2_sqrt = std::sqrt(1 - std::pow(b2, static_cast<double>(steps_)));
-  for (Group& g : groups_) {
-    if (settings_.weight_decay > 0) g.params.mul_(1 - lr * settings_.weight_decay);
-    g.exp_avg.mul_(b1).add_(g.grads, 1 - b1);
-    g.exp_avg_sq.mul_(b2).addcmul_(g.grads, g.grads, 1 - b2);
-    const at::Tensor denom = (g.exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(settings_.eps);
-    g.params.addcdiv_(g.exp_avg, denom, -lr / bias_correction1);
+  const double decay = settings_.weight_decay;
+  for (size_t i = 0; i < flat_.Groups().size(); ++i) {
+    FlatParams::Group& g = flat_.Groups()[i];
+    at::Tensor& exp_avg = exp_avg_[i];
+    at::Tensor& exp_avg_sq = exp_avg_sq_[i];
+    if (decay > 0 && settings_.decoupled) g.params.mul_(1 - lr * decay);
+    const at::Tensor grad = decay > 0 && !settings_.decoupled ? g.grads.add(g.params, decay) : g.grads;
+    exp_avg.mul_(b1).add_(grad, 1 - b1);
+    exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1 - b2);
+    const at::Tensor denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(settings_.eps);
+    g.params.addcdiv_(exp_avg, denom, -lr / bias_correction1);
   }
 }
 

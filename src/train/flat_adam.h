@@ -1,12 +1,8 @@
-// Adam (torch.optim.Adam; AdamW's decoupled weight decay with train.weight_decay) over parameters
-// that live in flat buffers, one parameter group.
-//
-// Each group's parameters are copied into one contiguous buffer and become views of it, in the
-// layout of the group's flat gradient buffer (the gradient buckets of comm/gradient_sync.h, or a
-// buffer of its own), and the moments are flat buffers of the same layout. An update is then a
-// handful of vectorised passes per group -- on a GPU a handful of kernels -- instead of a loop of
-// small ones per parameter tensor. Elementwise, each pass is torch.optim.Adam's single-tensor
-// update, so the result equals PyTorch's to float32 rounding.
+// Adam over flat parameter buffers (train/flat_params.h), one parameter group: torch.optim.AdamW
+// (decoupled weight decay) or torch.optim.Adam (weight decay as an L2 term of the gradient). The
+// moments are flat buffers of the parameters' layout. Elementwise, each pass is torch.optim's
+// single-tensor update, so the result equals PyTorch's to float32 rounding; where LibTorch has a
+// fused kernel for the device it runs instead (torch.optim.Adam(fused=True)).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -14,68 +10,57 @@
 #include <cstdint>
 #include <vector>
 
-#include "comm/gradient_sync.h"
+#include "train/flat_params.h"
+#include "train/optimizer.h"
 
 namespace ct {
 
 struct AdamSettings {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  double weight_decay = 0.0;  // decoupled (AdamW): p *= 1 - lr * weight_decay before the update
-  bool fused = true;          // LibTorch's fused kernel where it has one for the device (HasFusedKernel)
+  double weight_decay = 0.0;
+  bool decoupled = true;  // AdamW: p *= 1 - lr * weight_decay before the update; else Adam: g += wd * p
+  bool fused = true;      // LibTorch's fused kernel where it has one for the device (HasFusedKernel)
 };
 
-class FlatAdam {
+class FlatAdam : public Optimizer {
  public:
   FlatAdam(std::vector<at::Tensor> params, std::vector<GradientBucket> groups, AdamSettings settings);
 
-  // One group of every parameter with a gradient buffer of its own, each .grad aliasing it (for a
-  // model trained without a GradientSync).
-  static std::vector<GradientBucket> OwnGradients(const std::vector<at::Tensor>& params);
-
-  // The gradient buffers to zero (.grad tensors stay where they are).
-  void ZeroGrad();
-  // One update with learning rate `lr`; every parameter's .grad must alias its group's buffer.
-  void Step(double lr);
+  std::string Describe() const override;
+  void ZeroGrad() override;
+  void Step(double lr) override;
 
   // Whether this LibTorch has a fused Adam kernel for `device` (CUDA from 2.0, CPU from 2.4).
   static bool HasFusedKernel(const c10::Device& device);
   bool Fused() const { return fused_; }
 
-  // An update whose every input lives on the device, for a CUDA graph (train/cuda_graph_step.h):
-  // the learning rate is a tensor (`lr`, [] float32, filled before each replay) and the step count
-  // is incremented by the kernels themselves, so that a replayed step uses this step's values,
-  // not the captured ones. Only with the fused kernel (Capturable()). CountStep() then counts it
-  // on the host, after the step ran, for checkpoints.
-  bool Capturable() const { return fused_; }
-  void StepOnDevice(const at::Tensor& lr);
-  void CountStep() { ++steps_; }
+  // The step count is incremented by the fused kernels themselves, so that a replayed step uses
+  // this step's values, not the captured ones: capturable with the fused kernel only.
+  bool Capturable() const override { return fused_; }
+  void StepOnDevice(const at::Tensor& lr) override;
+  void CountStep() override { ++steps_; }
 
-  // For checkpoints: the updates done, and each parameter's moments as views of the buffers.
-  int64_t Steps() const { return steps_; }
-  void SetSteps(int64_t steps) {
+  int64_t Steps() const override { return steps_; }
+  void SetSteps(int64_t steps) override {
     steps_ = steps;
     device_steps_set_ = false;
   }
-  at::Tensor ExpAvg(size_t param) const;
-  at::Tensor ExpAvgSq(size_t param) const;
-  const std::vector<at::Tensor>& Params() const { return params_; }
+  const char* CheckpointKey() const override { return "adam"; }  // AdamW's too: the moments are alike
+  std::vector<std::string> StateNames() const override { return {"exp_avg", "exp_avg_sq"}; }
+  at::Tensor State(size_t param, size_t name) const override;
+  const std::vector<at::Tensor>& Params() const override { return flat_.Params(); }
+  at::Tensor ExpAvg(size_t param) const { return State(param, 0); }
+  at::Tensor ExpAvgSq(size_t param) const { return State(param, 1); }
 
  private:
-  struct Group {
-    at::Tensor params, grads, exp_avg, exp_avg_sq;  // flat, one layout
-    at::Tensor step;                                // the fused kernel's step count: [] float32
-  };
   void FusedStep(double lr);
   template <class Lr>
   void RunFusedKernel(const Lr& lr);  // flat_adam.cpp only
-  // Parameter `param`'s place in one of its group's flat buffers, with its shape.
-  at::Tensor View(const at::Tensor& flat, size_t param) const;
 
-  std::vector<at::Tensor> params_;
+  FlatParams flat_;
   AdamSettings settings_;
-  std::vector<Group> groups_;
-  std::vector<size_t> group_of_;
-  std::vector<int64_t> offset_of_;
+  std::vector<at::Tensor> exp_avg_, exp_avg_sq_;  // per group, flat
+  std::vector<at::Tensor> step_;                  // per group: the fused kernel's step count, [] float32
   int64_t steps_ = 0;
   bool fused_ = false;
   bool device_steps_set_ = false;  // the groups' step tensors hold steps_ (StepOnDevice)

@@ -271,18 +271,12 @@ void Trainer::BuildOptimizerAndSchedules() {
                                        train.accumulation_steps, train.lr_scaling, train.warmup_epochs, steps_);
   if (lead_) spdlog::info("lr: {}", policy.Derivation());
   lr_.emplace(policy, train.plateau);
-  // Adam over flat parameter buffers laid out as the gradient buckets (the parameters become views).
-  AdamSettings adam;
-  adam.weight_decay = train.weight_decay;
-  // The fused kernel on CUDA only: LibTorch's CPU kernel reads its step count with item() every
-  // step, a host read that the no-sync invariant of the loop (tests/e2e/run_outputs.sh) forbids.
-  adam.fused = device_.is_cuda();
-  optimizer_ = std::make_unique<FlatAdam>(model_->Parameters(), sync_->Buckets(), adam);
-  if (lead_) {
-    spdlog::info("optimizer: {} over {} flat buffer(s), {}", adam.weight_decay > 0 ? "AdamW" : "Adam",
-                 sync_->NumBuckets(),
-                 optimizer_->Fused() ? "LibTorch's fused kernel" : "five vectorised passes (no fused kernel here)");
-  }
+  // The optimizer over flat parameter buffers laid out as the gradient buckets (the parameters
+  // become views). Fused kernels on CUDA only: LibTorch's CPU kernel reads its step count with
+  // item() every step, a host read that the no-sync invariant of the loop
+  // (tests/e2e/run_outputs.sh) forbids.
+  optimizer_ = MakeOptimizer(train, model_->Parameters(), sync_->Buckets(), /*fused=*/device_.is_cuda());
+  if (lead_) spdlog::info("optimizer: {}", optimizer_->Describe());
   GraphFacts graph;
   graph.cuda = device_.is_cuda();
   graph.built = CudaGraphsBuilt();

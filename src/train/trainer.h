@@ -20,12 +20,12 @@
 #include "model/model.h"
 #include "train/checkpoint.h"
 #include "train/cuda_graph_step.h"
-#include "train/flat_adam.h"
 #include "train/hang_watchdog.h"
 #include "train/host_sync_counter.h"
 #include "train/lr_schedule.h"
 #include "train/metrics.h"
 #include "train/metrics_writer.h"
+#include "train/optimizer.h"
 #include "train/plateau.h"
 #include "train/run_directory.h"
 #include "train/tensorboard_log.h"
@@ -100,7 +100,7 @@ class Trainer {
   Monitor monitor_;                        // train.monitor: what the plateau, early stop and best.pt follow
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<GradientSync> sync_;
-  std::unique_ptr<FlatAdam> optimizer_;
+  std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<GraphStep> graph_step_;  // runtime.cuda_graph, where the step is captured
   at::Tensor lr_on_device_;                // its learning rate, [] float32, set before each replay
   std::optional<LrSchedule> lr_;

@@ -28,6 +28,12 @@ const std::vector<Spelling<DeviceChoice>>& Spellings(DeviceChoice) {
   return all;
 }
 
+const std::vector<Spelling<OptimizerKind>>& Spellings(OptimizerKind) {
+  static const std::vector<Spelling<OptimizerKind>> all{
+      {"adamw", OptimizerKind::kAdamW}, {"adam", OptimizerKind::kAdam}, {"sgd", OptimizerKind::kSgd}};
+  return all;
+}
+
 const std::vector<Spelling<OnNonFinite>>& Spellings(OnNonFinite) {
   static const std::vector<Spelling<OnNonFinite>> all{{"stop", OnNonFinite::kStop}, {"skip", OnNonFinite::kSkip}};
   return all;

@@ -13,6 +13,7 @@ enum class ModelKind { kVaeMlp, kVaeConv1d, kTorchScript };    // model.kind
 enum class LrScaling { kLinear, kSqrt, kNone };                // train.lr_scaling
 enum class DeviceChoice { kAuto, kCpu, kCuda };                // train.device
 enum class OnNonFinite { kStop, kSkip };                       // train.on_nonfinite
+enum class OptimizerKind { kAdamW, kAdam, kSgd };              // train.optimizer
 enum class Precision { kFp32, kBf16 };                         // train.precision, runtime.allreduce_precision
 enum class PlateauMode { kMin, kMax };                         // train.plateau.mode
 enum class ThresholdMode { kRel, kAbs };                       // train.plateau.threshold_mode
@@ -34,6 +35,7 @@ const std::vector<Spelling<ModelKind>>& Spellings(ModelKind);
 const std::vector<Spelling<LrScaling>>& Spellings(LrScaling);
 const std::vector<Spelling<DeviceChoice>>& Spellings(DeviceChoice);
 const std::vector<Spelling<OnNonFinite>>& Spellings(OnNonFinite);
+const std::vector<Spelling<OptimizerKind>>& Spellings(OptimizerKind);
 const std::vector<Spelling<Precision>>& Spellings(Precision);
 const std::vector<Spelling<PlateauMode>>& Spellings(PlateauMode);
 const std::vector<Spelling<ThresholdMode>>& Spellings(ThresholdMode);

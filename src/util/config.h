@@ -77,8 +77,10 @@ struct TrainConfig {
   int64_t early_stop_patience = 0;   // 0 = never stop early
   std::string monitor = "val/loss";  // what the plateau, early stopping and best.pt follow (train/metrics.h)
   double clip_grad_norm = 0.0;       // max global L2 norm of the averaged gradients; 0 = no clipping
-  double weight_decay = 0.0;         // decoupled (AdamW) weight decay; 0 = Adam
-  int64_t nan_check_every = 0;       // steps between non-finite-loss checks (a host sync); 0 = epoch ends only
+  OptimizerKind optimizer = OptimizerKind::kAdamW;  // train/optimizer.h
+  double weight_decay = 0.0;                        // adamw: decoupled; adam, sgd: L2 added to the gradient; 0 = none
+  double momentum = 0.9;                            // sgd
+  int64_t nan_check_every = 0;  // steps between non-finite-loss checks (a host sync); 0 = epoch ends only
   OnNonFinite on_nonfinite = OnNonFinite::kStop;  // skip (the step) needs nan_check_every
   Precision precision = Precision::kFp32;         // bf16: autocast in the forward pass
   PlateauConfig plateau;

@@ -344,11 +344,19 @@ std::vector<ConfigKey> BuildKeys() {
           "clip the averaged gradients to this global L2 norm before each optimizer step, as "
           "torch.nn.utils.clip_grad_norm_ does; 0 = off",
           [](Config & c) -> auto& { return c.train.clip_grad_norm; }, 0.0, false),
+      Choice(
+          "train.optimizer",
+          "adamw: torch.optim.AdamW (with train.weight_decay 0, the default, plain Adam); adam: torch.optim.Adam, "
+          "weight decay as an L2 term of the gradient; sgd: torch.optim.SGD with train.momentum",
+          [](Config & c) -> auto& { return c.train.optimizer; }),
       Real(
           "train.weight_decay",
-          "decoupled weight decay, as torch.optim.AdamW: each step multiplies the weights by 1 - lr x weight_decay; "
-          "0 = plain Adam",
+          "adamw: decoupled weight decay (each step multiplies the weights by 1 - lr x weight_decay); adam, sgd: "
+          "weight_decay x weights added to the gradient, as torch.optim does; 0 = none",
           [](Config & c) -> auto& { return c.train.weight_decay; }, 0.0, false),
+      Real(
+          "train.momentum", "sgd: momentum (torch.optim.SGD's, no dampening); 0 = plain SGD",
+          [](Config & c) -> auto& { return c.train.momentum; }, 0.0, false, 0.999),
       Integer(
           "train.early_stop_patience",
           "stop after this many epochs without an improvement of train.monitor (plateau threshold); 0 = off",

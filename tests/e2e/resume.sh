@@ -28,6 +28,27 @@ assert len(open(f"{w}/resumed/metrics.csv").read().splitlines()) == 5
 print("ok: resumed run equals the uninterrupted run bit for bit; lrs", [r["lr"] for r in a])
 PYEOF
 
+# The optimizer seam: SGD with momentum (train.optimizer=sgd) checkpoints its momentum buffers
+# and resumes bit for bit too; a checkpoint of one optimizer is refused by another.
+S=(--set train.optimizer=sgd --set train.lr=0.05 --set train.weight_decay=0.01)
+train2 "${S[@]}" --set output.dir="$WORK/sgd_straight" --set train.epochs=3 >/dev/null
+train2 "${S[@]}" --set output.dir="$WORK/sgd_resumed" --set train.epochs=1 >/dev/null
+train2 "${S[@]}" --set output.dir="$WORK/sgd_resumed" --set train.epochs=3 --resume auto >"$WORK/sgd.txt" \
+  || { cat "$WORK/sgd.txt"; fail "resuming SGD"; }
+grep -q "optimizer: SGD (momentum 0.9, L2 weight decay 0.01)" "$WORK/sgd.txt" || { cat "$WORK/sgd.txt"; fail "no SGD line"; }
+"$PY" -c "
+import json, torch
+rows = lambda r: [json.loads(l) for l in open(f'$WORK/{r}/metrics.jsonl')]
+a, b = rows('sgd_straight'), rows('sgd_resumed')
+assert len(a) == len(b) == 3 and all(x['train_loss'] == y['train_loss'] and x['val_loss'] == y['val_loss'] for x, y in zip(a, b)), (a, b)
+sa, sb = torch.load('$WORK/sgd_straight/model.pt'), torch.load('$WORK/sgd_resumed/model.pt')
+assert all(torch.equal(sa[k], sb[k]) for k in sa), 'weights differ'
+" || fail "SGD's resumed run differs from the straight run"
+expect_failure 2 "holds no state of the optimizer 'adam': it was trained with another train.optimizer" -- \
+  "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/sgd_resumed" --set train.epochs=4 --resume auto \
+  --allow-config-changes
+echo "ok: SGD with momentum resumes bit for bit; an Adam run refuses its checkpoint"
+
 # The newest output.keep checkpoints are kept, and best.pt besides.
 ls "$WORK/straight/checkpoints" | tee "$WORK/all.txt" | grep "^epoch-" >"$WORK/ckpts.txt"
 [[ $(wc -l < "$WORK/ckpts.txt") -eq 3 ]] || fail "expected 3 checkpoints (output.keep)"
