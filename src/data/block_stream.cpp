@@ -13,7 +13,7 @@
 #include <mutex>
 #include <optional>
 
-#include "data/h5_file.h"
+#include "data/row_file.h"
 #include "util/error.h"
 
 namespace ct {
@@ -164,7 +164,7 @@ class Reader {
 
   // File `i`, open: the first open remembers what the file was; the least recently used handle
   // is closed when more than kOpenFiles would be open.
-  const ParallelH5File& Open(size_t i) {
+  const RowFile& Open(size_t i) {
     for (auto it = open_.begin(); it != open_.end(); ++it) {
       if (it->first != i) continue;
       open_.splice(open_.begin(), open_, it);
@@ -172,7 +172,7 @@ class Reader {
     }
     const std::string& path = o_.files.paths[i];
     if (!identities_[i]) identities_[i] = Identify(path);
-    open_.emplace_front(i, std::make_unique<ParallelH5File>(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL));
+    open_.emplace_front(i, OpenRowFile(path, MPI_COMM_NULL));
     if (open_.size() > kOpenFiles) open_.pop_back();
     return *open_.front().second;
   }
@@ -192,12 +192,7 @@ class Reader {
     }
     int64_t rows = 0;
     for (const FilePiece& piece : pieces) {
-      const ParallelH5File& file = Open(piece.file);
-      for (size_t f = 0; f < o_.schema.fields.size(); ++f) {
-        const FieldRows& field = o_.schema.fields[f];
-        file.ReadRows(field.dataset, piece.file_row, piece.rows,
-                      window_[f].data_ptr<float>() + rows * field.shape.RowElements());
-      }
+      ReadPiece(Open(piece.file), o_.schema, piece, rows, window_);
       rows += piece.rows;
     }
   }
@@ -273,8 +268,8 @@ class Reader {
   uint64_t generation_ = 0;
   int64_t epoch_ = 0;
   int64_t first_batch_ = 0;
-  std::list<std::pair<size_t, std::unique_ptr<ParallelH5File>>> open_;  // most recently used first
-  std::vector<std::optional<FileIdentity>> identities_;                 // per file, once opened
+  std::list<std::pair<size_t, std::unique_ptr<RowFile>>> open_;  // most recently used first
+  std::vector<std::optional<FileIdentity>> identities_;          // per file, once opened
   std::vector<at::Tensor> window_;  // per field, [window rows, ...]: the window's blocks, one after another
 };
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "data/h5_check.h"
+#include "data/row_file.h"
 
 namespace ct {
 
@@ -32,13 +33,13 @@ struct RowShape {
 // Rows per chunk so that a chunk holds about 2 MiB (clamped to [1, rows]).
 int64_t ChunkRowsFor(int64_t row_bytes, int64_t rows);
 
-class ParallelH5File {
+class ParallelH5File : public RowFile {
  public:
   enum class Mode { kRead, kCreate };
   // Collective over comm. kCreate truncates `path`.
   ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm);
 
-  const std::string& Path() const { return path_; }
+  const std::string& Path() const override { return path_; }
 
   // MPI-IO hints (data.mpi_hints) for every collective open from now on, in this process.
   static void SetMpiIoHints(const std::map<std::string, std::string>& hints);
@@ -49,7 +50,7 @@ class ParallelH5File {
 
   // Collective: rows [start, start+count) of `name` into `out` (count * RowElements floats), converted
   // to float32 in memory from other stored types, so that the reads stay collective.
-  void ReadRows(const std::string& name, int64_t start, int64_t count, float* out) const;
+  void ReadRows(const std::string& name, int64_t start, int64_t count, float* out) const override;
 
   bool HasDataset(const std::string& name) const;
 
@@ -65,6 +66,8 @@ class ParallelH5File {
   // After collective reads: 0 if every transfer was collective, else HDF5's H5D_MPIO_* cause
   // bits of the last one that fell back to independent I/O (e.g. a type conversion).
   uint32_t IndependentFallbackCause() const { return independent_fallback_; }
+  uint32_t CollectiveFallbackCause() const override { return independent_fallback_; }
+  bool ReadsAlone(const std::string& name) const override { return IsVirtual(name); }
 
   // Collective: creates a chunked float32 dataset [rows, row_elements...].
   void CreateFloatRows(const std::string& name, const std::vector<int64_t>& dims);

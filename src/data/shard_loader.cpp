@@ -7,7 +7,7 @@
 
 #include "cluster/mpi_check.h"
 #include "data/dataset_schema.h"
-#include "data/h5_file.h"
+#include "data/row_file.h"
 #include "data/sharding.h"
 #include "util/error.h"
 
@@ -50,15 +50,6 @@ at::Tensor NewRows(const RowShape& shape, int64_t rows) {
   std::vector<int64_t> dims = shape.dims;
   dims[0] = rows;
   return at::empty(dims, at::kFloat);
-}
-
-// Reads `piece` of one file into every field's rows from their row `at`.
-void ReadPiece(const ParallelH5File& file, const DatasetFiles& files, const FilePiece& piece, int64_t at, Batch& rows) {
-  for (size_t i = 0; i < files.schema.fields.size(); ++i) {
-    const FieldRows& field = files.schema.fields[i];
-    file.ReadRows(field.dataset, piece.file_row, piece.rows,
-                  rows.tensors[i].data_ptr<float>() + at * field.shape.RowElements());
-  }
 }
 
 // A communicator of the ranks of `comm` whose static slices of `part` lie partly in file `file`:
@@ -121,18 +112,17 @@ ShardLoader ShardLoader::Load(const DatasetFiles& files, MPI_Comm comm, const c1
     {
       // Collective over `readers` from open to close. What can fail here fails on all of them
       // alike (the file's metadata), so none leaves a collective its peers are still in.
-      ParallelH5File file(path, ParallelH5File::Mode::kRead, readers);
+      const std::unique_ptr<RowFile> file = OpenRowFile(path, readers);
       // Parallel HDF5 cannot read a virtual dataset collectively: each rank reads its rows itself.
-      for (const FieldRows& field : files.schema.fields) is_virtual = is_virtual || file.IsVirtual(field.dataset);
+      for (const FieldRows& field : files.schema.fields) is_virtual = is_virtual || file->ReadsAlone(field.dataset);
       if (!is_virtual) {
-        ReadPiece(file, files, piece, at, held);
-        fallback |= file.IndependentFallbackCause();
+        ReadPiece(*file, files.schema, piece, at, held.tensors);
+        fallback |= file->CollectiveFallbackCause();
       }
     }
     MPI_Comm_free(&readers);
     if (is_virtual) {
-      const ParallelH5File own(path, ParallelH5File::Mode::kRead, MPI_COMM_NULL);
-      ReadPiece(own, files, piece, at, held);
+      ReadPiece(*OpenRowFile(path, MPI_COMM_NULL), files.schema, piece, at, held.tensors);
     }
   }
   MPI_Allreduce(MPI_IN_PLACE, &fallback, 1, MPI_UINT32_T, MPI_BOR, comm);

@@ -15,7 +15,8 @@ FlatSgd::FlatSgd(std::vector<at::Tensor> params, std::vector<GradientBucket> gro
 
 std::string FlatSgd::Describe() const {
   return fmt::format("SGD (momentum {}{}) over {} flat buffer(s)", momentum_,
-                     weight_decay_ > 0 ? fmt::format(", L2 weight decay {}", weight_decay_) : "", flat_.Groups().size());
+                     weight_decay_ > 0 ? fmt::format(", L2 weight decay {}", weight_decay_) : "",
+                     flat_.Groups().size());
 }
 
 void FlatSgd::ZeroGrad() {

@@ -29,9 +29,10 @@ TEST(FlatSgd, EqualsTorchOptimSgdWithMomentumOver100Steps) { CheckAgainst("sgd",
 TEST(FlatSgd, EqualsTorchOptimSgdWithL2DecayOver100Steps) { CheckAgainst("sgd_l2", 0.1); }
 
 TEST(Optimizer, TrainOptimizerChoosesTheClass) {
-  for (const auto& [kind, describes] : std::vector<std::pair<OptimizerKind, std::string>>{
-           {OptimizerKind::kSgd, "SGD (momentum 0.9)"}, {OptimizerKind::kAdamW, "Adam over"},  // no decay: Adam
-           {OptimizerKind::kAdam, "Adam over"}}) {
+  for (const auto& [kind, describes] :
+       std::vector<std::pair<OptimizerKind, std::string>>{{OptimizerKind::kSgd, "SGD (momentum 0.9)"},
+                                                          {OptimizerKind::kAdamW, "Adam over"},  // no decay: Adam
+                                                          {OptimizerKind::kAdam, "Adam over"}}) {
     std::vector<at::Tensor> params = {at::zeros({3}).requires_grad_(true)};
     TrainConfig train;
     train.optimizer = kind;
