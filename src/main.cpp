@@ -1,73 +1,17 @@
 // clustertrain: data-parallel training of scientific models on GPU clusters.
 //
 // Command-line and config errors are found before MPI starts and printed once (by the rank the
-// launcher calls 0). After that, one fatal path: any error on any rank is logged with its rank
-// and host, communicators are aborted, and MPI_Abort ends every rank of the job. The
-// subcommands live in src/cmd/, one file each.
+// launcher calls 0). After that, one fatal path (cmd/run_with_mpi.cpp). The subcommands live in
+// src/cmd/, one file each.
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
-#include <memory>
 #include <vector>
 
-#include "cluster/mpi_world.h"
-#include "cluster/preemption.h"
 #include "cmd/command.h"
-#include "comm/communicator.h"
 #include "comm/make_communicator.h"
 #include "util/error.h"
 #include "util/launcher_env.h"
-#include "util/logging.h"
 #include "util/malloc_tuning.h"
-#include "util/startup_deadline.h"
-
-namespace ct {
-
-// The fatal path (cmd/command.h).
-int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>& body) {
-  std::unique_ptr<MpiWorld> world_ptr;
-  try {
-    StartupPhase("in MPI_Init");
-    world_ptr = std::make_unique<MpiWorld>(&argc, &argv);
-    StartupPhase("in the first collective");
-  } catch (const Error& e) {
-    std::fprintf(stderr, "clustertrain: error: %s\n", e.what());
-    MPI_Abort(MPI_COMM_WORLD, e.ExitCode());
-    return e.ExitCode();
-  }
-  const MpiWorld& world = *world_ptr;
-  InitConsoleLogging(world.Rank());
-  InstallPreemptionHandlers();  // after MPI_Init, which may install handlers of its own
-  try {
-    const std::string singleton = SingletonError(world.Size(), LauncherWorldSize());
-    if (!singleton.empty()) throw CommError(singleton);
-    body(world);
-    return kExitOk;
-  } catch (const Preempted& e) {
-    // All ranks agreed to stop at the same step: a clean exit, no abort.
-    if (world.Rank() == 0) spdlog::warn("{}", e.what());
-    return e.ExitCode();
-  } catch (const std::exception& e) {
-    const auto* error = dynamic_cast<const Error*>(&e);
-    const int code = error ? error->ExitCode() : IsOutOfMemory(e) ? kExitUsage : kExitFailure;
-    const std::string text = ExceptionText(e);  // never a C++ stack trace
-    if (error && error->Agreed()) {
-      // Every rank has this error: one message, from rank 0 (the rest only in their log files).
-      if (world.Rank() == 0)
-        spdlog::error("{}", text);
-      else
-        spdlog::debug("{} ({})", text, ProcessIdentity());
-    } else {
-      spdlog::error("{} ({})", text, ProcessIdentity());
-    }
-    spdlog::default_logger()->flush();
-    AbortAllCommunicators();
-    if (world.Size() > 1) world.Abort(code);  // ends every rank, not just this one
-    return code;
-  }
-}
-
-}  // namespace ct
 
 int main(int argc, char** argv) {
   ct::TuneMallocForTraining();  // before anything large is allocated

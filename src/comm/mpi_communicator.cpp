@@ -92,9 +92,6 @@ class MpiCommunicator::MpiWork : public Work {
 MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
   MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   MPI_CHECK(MPI_Comm_size(comm_, &size_));
-  int level = MPI_THREAD_SINGLE;
-  MPI_CHECK(MPI_Query_thread(&level));
-  threaded_ = level >= MPI_THREAD_SERIALIZED;
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -158,7 +155,7 @@ std::unique_ptr<Work> MpiCommunicator::AllReduceAverageAsync(at::Tensor tensor) 
   MpiType(tensor);  // an unsupported dtype fails here, not later on the thread
   auto job = std::make_shared<Job>();
   job->tensor = tensor;
-  if (!threaded_ || size_ == 1) {
+  if (size_ == 1) {
     AllReduceAverage(job->tensor);
     job->done = true;
   } else {

@@ -43,7 +43,6 @@ class MpiCommunicator : public Communicator {
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;
-  bool threaded_ = false;  // MPI allows a communication thread
 
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -147,10 +147,10 @@ void ConvertSeedLayout(const ConvertOptions& o, const MpiWorld& world) {
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT64_T, MPI_MIN, comm));
     if (first < seed.Samples()) {
       if (!o.verify_only) std::remove(path.c_str());  // nothing half-good under the real name
-      throw Error("verify: sample " + std::to_string(first) + " of '" + o.seed_path + "' differs from row " +
+      throw DataError("verify: sample " + std::to_string(first) + " of '" + o.seed_path + "' differs from row " +
                       std::to_string(first) + " of '" + o.out_path + "'" +
-                      (o.verify_only ? "; convert again with --force" : "; the output was not kept"),
-                  kExitData, /*agreed=*/true);
+                          (o.verify_only ? "; convert again with --force" : "; the output was not kept"),
+                      /*agreed=*/true);
     }
     if (lead) spdlog::info("convert: verified all {} samples, input and target", seed.Samples());
   }

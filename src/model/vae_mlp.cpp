@@ -5,7 +5,7 @@
 
 namespace ct {
 
-VaeMlpImpl::VaeMlpImpl(int64_t length, const std::vector<int64_t>& hidden, int64_t latent) : latent_(latent) {
+VaeMlpImpl::VaeMlpImpl(int64_t length, const std::vector<int64_t>& hidden, int64_t latent) {
   torch::nn::Sequential encoder;
   int64_t width = length;
   for (int64_t h : hidden) {

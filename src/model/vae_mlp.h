@@ -25,10 +25,8 @@ class VaeMlpImpl : public torch::nn::Module {
   // z = mu + eps * exp(logvar / 2); undefined eps means z = mu (deterministic, for validation).
   VaeOutput forward(const torch::Tensor& x, const torch::Tensor& eps = {});
 
-  int64_t Latent() const { return latent_; }
 
  private:
-  int64_t latent_;
   torch::nn::Sequential encoder_{nullptr};
   torch::nn::Sequential decoder_{nullptr};
 };

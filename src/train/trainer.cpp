@@ -182,21 +182,21 @@ void Trainer::LoadData() {
   const bool same = std::equal(train_fields.begin(), train_fields.end(), val_fields.begin(), val_fields.end(),
                                [](const FieldDims& a, const FieldDims& b) { return a.dims == b.dims; });
   if (!same) {
-    throw Error("training rows have fields " + DescribeFields(train_fields) + " but validation rows " +
+    throw DataError("training rows have fields " + DescribeFields(train_fields) + " but validation rows " +
                     DescribeFields(val_fields) + ": " + train_files.Name() + " vs " + val_files.Name() +
-                    "; give data.val rows of the training rows' shapes",
-                kExitData, /*agreed=*/true);
+                        "; give data.val rows of the training rows' shapes",
+                    /*agreed=*/true);
   }
   const int64_t batch = config_.train.batch_size;
   const int64_t accumulation = config_.train.accumulation_steps;
   steps_ = train_->BatchesPerEpoch() / accumulation;
   if (steps_ == 0) {
     // Every rank computes the same from the same totals: one message, from rank 0.
-    throw Error("train.batch_size=" + std::to_string(batch) + " x train.accumulation_steps=" +
+    throw ConfigError("train.batch_size=" + std::to_string(batch) + " x train.accumulation_steps=" +
                     std::to_string(accumulation) + " is larger than a rank's share of the " +
                     std::to_string(train_->TotalRows()) + " training rows over " + std::to_string(world_.Size()) +
                     " ranks (" + train_->Describe() + "); lower train.batch_size or use fewer ranks",
-                kExitUsage, /*agreed=*/true);
+                      /*agreed=*/true);
   }
   if (lead_) {
     spdlog::info("data: {} train rows, {} val rows of fields {}; {} steps per epoch ({:.1f} s to load)",
@@ -229,7 +229,7 @@ void Trainer::CheckStepFits(const DatasetSchema& schema, double val_bytes) {
   available = -world_.MaxOverRanks(-available);
   const std::string shortfall =
       MemoryShortfall(need, available, gpu_free ? "GPU memory" : "memory", config_.train.batch_size);
-  if (!shortfall.empty()) throw Error(shortfall, kExitUsage, /*agreed=*/true);
+  if (!shortfall.empty()) throw ConfigError(shortfall, /*agreed=*/true);
 }
 
 // The same seed on every rank, then rank 0's weights broadcast to be certain; gradients are

@@ -33,9 +33,10 @@ class Error : public std::runtime_error {
   bool agreed_;
 };
 
+// `agreed`: every rank holds this same error (cluster/agree.h), so rank 0 alone reports it.
 class ConfigError : public Error {
  public:
-  explicit ConfigError(const std::string& what) : Error(what, kExitUsage) {}
+  explicit ConfigError(const std::string& what, bool agreed = false) : Error(what, kExitUsage, agreed) {}
 };
 
 // Not a failure: every rank stopped at the same step and the checkpoint is written.
@@ -46,12 +47,12 @@ class Preempted : public Error {
 
 class DataError : public Error {
  public:
-  explicit DataError(const std::string& what) : Error(what, kExitData) {}
+  explicit DataError(const std::string& what, bool agreed = false) : Error(what, kExitData, agreed) {}
 };
 
 class CommError : public Error {
  public:
-  explicit CommError(const std::string& what) : Error(what, kExitComm) {}
+  explicit CommError(const std::string& what, bool agreed = false) : Error(what, kExitComm, agreed) {}
 };
 
 // "rank 3 on node17": set once MPI knows who we are; used by the check macros.

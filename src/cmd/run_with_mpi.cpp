@@ -1,0 +1,64 @@
+// The fatal path of every subcommand that runs under MPI (cmd/command.h): MPI starts, the body
+// runs, and any error on any rank is logged with its rank and host, the communicators are
+// aborted, and MPI_Abort ends every rank of the job.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cluster/mpi_world.h"
+#include "cluster/preemption.h"
+#include "cmd/command.h"
+#include "comm/communicator.h"
+#include "util/error.h"
+#include "util/launcher_env.h"
+#include "util/logging.h"
+#include "util/startup_deadline.h"
+
+namespace ct {
+
+int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>& body) {
+  std::unique_ptr<MpiWorld> world_ptr;
+  try {
+    StartupPhase("in MPI_Init");
+    world_ptr = std::make_unique<MpiWorld>(&argc, &argv);
+    StartupPhase("in the first collective");
+  } catch (const Error& e) {
+    std::fprintf(stderr, "clustertrain: error: %s\n", e.what());
+    MPI_Abort(MPI_COMM_WORLD, e.ExitCode());
+    return e.ExitCode();
+  }
+  const MpiWorld& world = *world_ptr;
+  InitConsoleLogging(world.Rank());
+  InstallPreemptionHandlers();  // after MPI_Init, which may install handlers of its own
+  try {
+    const std::string singleton = SingletonError(world.Size(), LauncherWorldSize());
+    if (!singleton.empty()) throw CommError(singleton);
+    body(world);
+    return kExitOk;
+  } catch (const Preempted& e) {
+    // All ranks agreed to stop at the same step: a clean exit, no abort.
+    if (world.Rank() == 0) spdlog::warn("{}", e.what());
+    return e.ExitCode();
+  } catch (const std::exception& e) {
+    const auto* error = dynamic_cast<const Error*>(&e);
+    const int code = error ? error->ExitCode() : IsOutOfMemory(e) ? kExitUsage : kExitFailure;
+    const std::string text = ExceptionText(e);  // never a C++ stack trace
+    if (error && error->Agreed()) {
+      // Every rank has this error: one message, from rank 0 (the rest only in their log files).
+      if (world.Rank() == 0)
+        spdlog::error("{}", text);
+      else
+        spdlog::debug("{} ({})", text, ProcessIdentity());
+    } else {
+      spdlog::error("{} ({})", text, ProcessIdentity());
+    }
+    spdlog::default_logger()->flush();
+    AbortAllCommunicators();
+    if (world.Size() > 1) world.Abort(code);  // ends every rank, not just this one
+    return code;
+  }
+}
+
+}  // namespace ct
+
