@@ -65,6 +65,20 @@ double MpiWorld::MaxOverRanks(double value) const {
   return value;
 }
 
+int64_t MpiWorld::MinOverRanks(int64_t value) const {
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD));
+  return value;
+}
+
+int64_t MpiWorld::MaxOverRanks(int64_t value) const {
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD));
+  return value;
+}
+
+void MpiWorld::GatherFloats(const float* mine, int count, float* all, int root) const {
+  MPI_CHECK(MPI_Gather(mine, count, MPI_FLOAT, all, count, MPI_FLOAT, root, MPI_COMM_WORLD));
+}
+
 double MpiWorld::SumOverRanks(double value) const {
   MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
   return value;

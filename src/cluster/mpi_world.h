@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 
 namespace ct {
@@ -27,6 +28,11 @@ class MpiWorld {
   bool AnyRank(bool value) const;  // true if `value` is true on some rank
   double MaxOverRanks(double value) const;
   double SumOverRanks(double value) const;
+  int64_t MinOverRanks(int64_t value) const;
+  int64_t MaxOverRanks(int64_t value) const;
+  // Every rank's `count` floats, rank after rank, into `all` on `root` (count x Size() floats
+  // there; ignored elsewhere).
+  void GatherFloats(const float* mine, int count, float* all, int root) const;
   void Barrier() const;
 
   // Ends every rank of the job now (the fatal path). Never returns.

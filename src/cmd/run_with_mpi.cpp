@@ -61,4 +61,3 @@ int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>
 }
 
 }  // namespace ct
-

@@ -74,8 +74,7 @@ std::unique_ptr<TrainBatches> MakeTrainBatches(const DatasetFiles& files, const 
   if (device.is_cuda()) facts.gpu_free_bytes = GpuFreeBytes(device.index());
   facts.val_bytes = val_bytes;
   const MemoryBudget mine = TrainingRowsBudget(data, facts);
-  int64_t budget = mine.bytes;  // the smallest over ranks (GPUs differ in free memory)
-  MPI_CHECK(MPI_Allreduce(&mine.bytes, &budget, 1, MPI_INT64_T, MPI_MIN, world.Comm()));
+  const int64_t budget = world.MinOverRanks(mine.bytes);  // the smallest over ranks (GPUs differ in free memory)
   const std::string where = device.is_cuda() ? "GPU memory" : "memory";
   Sharding mode = data.sharding;
   if (mode == Sharding::kAuto) {

@@ -15,7 +15,8 @@ void ReadPiece(const RowFile& file, const DatasetSchema& schema, const FilePiece
                const std::vector<at::Tensor>& rows) {
   for (size_t i = 0; i < schema.fields.size(); ++i) {
     const FieldRows& field = schema.fields[i];
-    file.ReadRows(field.dataset, piece.file_row, piece.rows, rows[i].data_ptr<float>() + at * field.shape.RowElements());
+    file.ReadRows(field.dataset, piece.file_row, piece.rows,
+                  rows[i].data_ptr<float>() + at * field.shape.RowElements());
   }
 }
 

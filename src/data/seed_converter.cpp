@@ -148,7 +148,7 @@ void ConvertSeedLayout(const ConvertOptions& o, const MpiWorld& world) {
     if (first < seed.Samples()) {
       if (!o.verify_only) std::remove(path.c_str());  // nothing half-good under the real name
       throw DataError("verify: sample " + std::to_string(first) + " of '" + o.seed_path + "' differs from row " +
-                      std::to_string(first) + " of '" + o.out_path + "'" +
+                          std::to_string(first) + " of '" + o.out_path + "'" +
                           (o.verify_only ? "; convert again with --force" : "; the output was not kept"),
                       /*agreed=*/true);
     }

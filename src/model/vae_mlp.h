@@ -25,7 +25,6 @@ class VaeMlpImpl : public torch::nn::Module {
   // z = mu + eps * exp(logvar / 2); undefined eps means z = mu (deterministic, for validation).
   VaeOutput forward(const torch::Tensor& x, const torch::Tensor& eps = {});
 
-
  private:
   torch::nn::Sequential encoder_{nullptr};
   torch::nn::Sequential decoder_{nullptr};

@@ -10,7 +10,6 @@
 #include <optional>
 
 #include "cluster/agree.h"
-#include "cluster/mpi_check.h"
 #include "cluster/placement.h"
 #include "data/dataset_schema.h"
 #include "data/h5_file.h"
@@ -137,8 +136,7 @@ std::string WritePredictions(const std::string& path, PredictInput& in, const Pr
   out.WriteAttribute("data", o.data);
 
   const RowRange slice = RankSlice(in.rows, world.Size(), world.Rank());
-  int64_t pieces = (slice.Size() + o.batch - 1) / o.batch;
-  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX, world.Comm()));
+  const int64_t pieces = world.MaxOverRanks((slice.Size() + o.batch - 1) / o.batch);
   for (int64_t p = 0; p < pieces; ++p) {
     const int64_t begin = std::min(slice.begin + p * o.batch, slice.end);
     const int64_t rows = std::min(o.batch, slice.end - begin);

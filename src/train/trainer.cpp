@@ -13,7 +13,6 @@
 #include "cluster/agree.h"
 #include "cluster/gather_strings.h"
 #include "cluster/gpu_pci.h"
-#include "cluster/mpi_check.h"
 #include "cluster/placement.h"
 #include "cluster/preemption.h"
 #include "comm/make_communicator.h"
@@ -183,7 +182,7 @@ void Trainer::LoadData() {
                                [](const FieldDims& a, const FieldDims& b) { return a.dims == b.dims; });
   if (!same) {
     throw DataError("training rows have fields " + DescribeFields(train_fields) + " but validation rows " +
-                    DescribeFields(val_fields) + ": " + train_files.Name() + " vs " + val_files.Name() +
+                        DescribeFields(val_fields) + ": " + train_files.Name() + " vs " + val_files.Name() +
                         "; give data.val rows of the training rows' shapes",
                     /*agreed=*/true);
   }
@@ -193,9 +192,9 @@ void Trainer::LoadData() {
   if (steps_ == 0) {
     // Every rank computes the same from the same totals: one message, from rank 0.
     throw ConfigError("train.batch_size=" + std::to_string(batch) + " x train.accumulation_steps=" +
-                    std::to_string(accumulation) + " is larger than a rank's share of the " +
-                    std::to_string(train_->TotalRows()) + " training rows over " + std::to_string(world_.Size()) +
-                    " ranks (" + train_->Describe() + "); lower train.batch_size or use fewer ranks",
+                          std::to_string(accumulation) + " is larger than a rank's share of the " +
+                          std::to_string(train_->TotalRows()) + " training rows over " + std::to_string(world_.Size()) +
+                          " ranks (" + train_->Describe() + "); lower train.batch_size or use fewer ranks",
                       /*agreed=*/true);
   }
   if (lead_) {
@@ -495,8 +494,7 @@ void Trainer::CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const 
   IgnoreFurtherPreemptionSignals();
   at::Tensor mine = step_losses.cpu().contiguous();
   at::Tensor all = at::empty({world_.Size(), steps_, Columns()}, at::kFloat);
-  MPI_CHECK(MPI_Gather(mine.data_ptr<float>(), static_cast<int>(mine.numel()), MPI_FLOAT, all.data_ptr<float>(),
-                       static_cast<int>(mine.numel()), MPI_FLOAT, 0, world_.Comm()));
+  world_.GatherFloats(mine.data_ptr<float>(), static_cast<int>(mine.numel()), all.data_ptr<float>(), 0);
   SaveCheckpoint(epoch, step, all);
   if (lead_) MarkPreempted(config_.output.dir, CheckpointPath(config_.output.dir, epoch, step));
   world_.Barrier();
