@@ -19,7 +19,9 @@ if [[ "$TORCH" == pip ]]; then
   # Debian's build (made by `launch/test.sh` first) and Debian's python3-torch are the other
   # version for e2e_torch_versions, which is skipped without them.
   OTHER="-DCT_OTHER_BIN=$PWD/build/clustertrain -DCT_OTHER_PYTHON=/usr/bin/python3"
-  OTHER+=" -DCT_THIS_PYTHON=$PWD/${CT_TORCH_VENV:-.venv-torch}/bin/python"
+  VENV=${CT_TORCH_VENV:-.venv-torch}
+  [[ "$VENV" == /* ]] || VENV=$PWD/$VENV  # relative to the repository, or absolute
+  OTHER+=" -DCT_THIS_PYTHON=$VENV/bin/python"
   CT_BUILD_DIR=$BUILD_DIR CMAKE_ARGS="${CMAKE_ARGS:-} -DCT_WERROR=ON $OTHER" launch/setup.sh --torch pip --tests
 else
   BUILD_DIR=${CT_BUILD_DIR:-build}
