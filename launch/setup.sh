@@ -39,6 +39,7 @@ PACKAGES=(
   libhdf5-openmpi-dev                 # parallel HDF5 (MPI-IO); the serial build is not enough
   libhwloc-dev libspdlog-dev libyaml-cpp-dev libcli11-dev libgtest-dev
   zlib1g-dev                          # CRC-32 checks of checkpoints
+  python3-matplotlib                  # the loss picture of the demo (launch/plot_runs.py)
 )
 TARGETS=(--target clustertrain)       # the quickstart waits for nothing it does not run
 if [[ "$TORCH" == pip ]]; then
@@ -49,7 +50,6 @@ if (( TESTS )); then
   PACKAGES+=(python3-torch python3-h5py python3-numpy
              slurm-wlm munge             # a local Slurm for tests/e2e/slurm.sh (skipped without it)
              iproute2 util-linux procps  # two fake nodes (ip, unshare, nsenter; tests/nodes/)
-             python3-matplotlib          # the scaling study's plot, launch/plot_runs.py
              python3-protobuf            # tests/e2e/read_events.py parses the TensorBoard event files
              time                        # /usr/bin/time: peak memory in tests/e2e/convert.sh
              clang-format)               # launch/format.sh: the sources match .clang-format
@@ -60,7 +60,9 @@ for pkg in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if (( ${#missing[@]} )); then
-  echo "setup: installing ${missing[*]}"
+  # apt's output goes to a log, shown when it fails: the quickstart's screen stays readable.
+  APT_LOG=${TMPDIR:-/tmp}/clustertrain-setup-apt.log
+  echo "setup: installing ${#missing[@]} Debian package(s): ${missing[*]} (apt's output: $APT_LOG)"
   if [[ $(id -u) -eq 0 ]]; then
     SUDO=()
   elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
@@ -71,8 +73,12 @@ if (( ${#missing[@]} )); then
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
-  "${SUDO[@]}" apt-get update -qq
-  "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  if ! { "${SUDO[@]}" apt-get update -qq && "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; } \
+       >"$APT_LOG" 2>&1; then
+    tail -n 40 "$APT_LOG" >&2
+    echo "setup: error: apt-get failed (the end of its output above; all of it in $APT_LOG)" >&2
+    exit 1
+  fi
 else
   echo "setup: all ${#PACKAGES[@]} packages already installed"
 fi
@@ -118,5 +124,11 @@ else
   fi
   grep -E "clustertrain:" "$BUILD_DIR/configure.log" || true
 fi
-cmake --build "$BUILD_DIR" -j "$(nproc)" "${TARGETS[@]}"
+# The compiler's output goes to a log, shown when the build fails.
+echo "setup: building $BUILD_DIR (compiler output: $BUILD_DIR/build.log)"
+if ! cmake --build "$BUILD_DIR" -j "$(nproc)" "${TARGETS[@]}" >"$BUILD_DIR/build.log" 2>&1; then
+  grep -E -B2 -A6 "error|FAILED" "$BUILD_DIR/build.log" | tail -n 60 >&2 || tail -n 60 "$BUILD_DIR/build.log" >&2
+  echo "setup: error: the build failed (the errors above; all of it in $BUILD_DIR/build.log)" >&2
+  exit 1
+fi
 echo "setup: built $BUILD_DIR/clustertrain${TARGETS[*]:+ (only; --tests builds the tests too)}"
