@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "model/model.h"
+#include "run/metrics_writer.h"
 #include "train/lr_schedule.h"
-#include "train/metrics_writer.h"
 #include "train/optimizer.h"
 #include "train/plateau.h"
 

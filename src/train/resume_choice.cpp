@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <optional>
 
+#include "run/run_directory.h"
 #include "train/checkpoint.h"
-#include "train/run_directory.h"
 #include "util/error.h"
 #include "util/file_kind.h"
 #include "util/logging.h"

@@ -75,7 +75,7 @@ struct TrainConfig {
   DeviceChoice device = DeviceChoice::kAuto;
   int64_t accumulation_steps = 1;    // micro-batches per optimizer step
   int64_t early_stop_patience = 0;   // 0 = never stop early
-  std::string monitor = "val/loss";  // what the plateau, early stopping and best.pt follow (train/metrics.h)
+  std::string monitor = "val/loss";  // what the plateau, early stopping and best.pt follow (run/metrics.h)
   double clip_grad_norm = 0.0;       // max global L2 norm of the averaged gradients; 0 = no clipping
   OptimizerKind optimizer = OptimizerKind::kAdamW;  // train/optimizer.h
   double weight_decay = 0.0;                        // adamw: decoupled; adam, sgd: L2 added to the gradient; 0 = none

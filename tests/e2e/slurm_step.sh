@@ -13,7 +13,7 @@ if [[ "$1" == "--mpi=list" ]]; then
   exit 0
 fi
 echo "$*" >"$STUB_LOG.srun"
-# STUB_MARK: as rank 0 does when the ranks stopped for preemption (src/train/run_directory.h).
+# STUB_MARK: as rank 0 does when the ranks stopped for preemption (src/run/run_directory.h).
 [[ -n "${STUB_MARK:-}" ]] && printf 'checkpoint: run/checkpoints/epoch-000002.step-000010.pt\n' >"$CT_PREEMPTED_MARKER"
 exit "${STUB_RC:-0}"
 STUB

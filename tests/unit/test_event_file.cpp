@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string>
 
-#include "train/event_file.h"
-#include "train/tensorboard_log.h"
+#include "run/event_file.h"
+#include "run/tensorboard_log.h"
 #include "util/crc32c.h"
 
 namespace ct {

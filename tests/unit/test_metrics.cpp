@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "train/metrics.h"
+#include "run/metrics.h"
 #include "util/error.h"
 #include "util/launcher_env.h"
 

@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "train/run_directory.h"
+#include "run/run_directory.h"
 #include "util/error.h"
 
 namespace ct {

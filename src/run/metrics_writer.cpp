@@ -1,4 +1,4 @@
-#include "train/metrics_writer.h"
+#include "run/metrics_writer.h"
 
 #include <filesystem>
 #include <fstream>

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "train/metrics.h"
+#include "run/metrics.h"
 
 namespace ct {
 

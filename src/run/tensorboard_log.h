@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "train/event_file.h"
-#include "train/metrics.h"
+#include "run/event_file.h"
+#include "run/metrics.h"
 
 namespace ct {
 

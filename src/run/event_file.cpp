@@ -1,4 +1,4 @@
-#include "train/event_file.h"
+#include "run/event_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>

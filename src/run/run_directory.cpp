@@ -1,4 +1,4 @@
-#include "train/run_directory.h"
+#include "run/run_directory.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

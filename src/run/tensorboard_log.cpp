@@ -1,4 +1,4 @@
-#include "train/tensorboard_log.h"
+#include "run/tensorboard_log.h"
 
 #include <cstdlib>
 #include <limits>
