@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
-#include <thread>
 
 #include "cluster/agree.h"
 #include "cluster/gather_strings.h"
@@ -43,15 +42,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// CT_TEST_HOLD_AT_STEP: wait, alive to the watchdog, until this rank gets SIGUSR1 or SIGTERM.
-void WaitForSignal(int64_t global_step, bool lead) {
-  if (lead) spdlog::info("held at global step {} (CT_TEST_HOLD_AT_STEP): waiting for SIGUSR1 or SIGTERM", global_step);
-  while (!PreemptionRequested()) {
-    Heartbeat("held for a test's signal");
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
 
 // The files the run reads, with the keys that name them (for --overwrite's check).
 std::vector<std::pair<std::string, std::string>> InputFilesOf(const Config& config) {
@@ -103,10 +93,8 @@ Trainer::Trainer(const Config& config, const MpiWorld& world, const TrainOptions
   }
   if (lead_ && config_.output.tensorboard)
     tensorboard_ = std::make_unique<TensorBoardLog>(config_.output.dir, global_step_);
-  hold_step_ = TestHoldStep();
-  if (HostSyncCounter::Requested()) sync_counter_ = std::make_unique<HostSyncCounter>();
+  test_hooks_ = std::make_unique<TrainerTestHooks>(lead_, global_step_);
   if (device_.is_cuda()) gpu_monitor_ = std::make_unique<GpuEpochMonitor>(device_.index());
-  first_global_step_ = global_step_;
 }
 
 // Start-up checks in order, each agreed over the ranks (one message naming the ranks and hosts
@@ -367,7 +355,7 @@ void Trainer::Fit() {
 Trainer::EpochTotals Trainer::TrainEpoch(int64_t epoch) {
   EpochTotals totals;
   totals.start = Clock::now();
-  if (sync_counter_) sync_counter_->Take();  // this epoch's count starts here
+  test_hooks_->StartEpoch();
   if (gpu_monitor_) gpu_monitor_->StartEpoch();
   const int64_t samples_per_step = config_.train.batch_size * config_.train.accumulation_steps * world_.Size();
   Progress progress(lead_, config_.output.progress, config_.output.log_every, epoch + 1, config_.train.epochs, steps_,
@@ -379,8 +367,7 @@ Trainer::EpochTotals Trainer::TrainEpoch(int64_t epoch) {
   train_->StartEpoch(epoch, resuming_here ? start_step_ * config_.train.accumulation_steps : 0);
   for (int64_t step = resuming_here ? start_step_ : 0; step < steps_; ++step, ++global_step_) {
     Heartbeat("training step");
-    // A test holds here until its signal arrives (not again when resumed at this very step).
-    if (global_step_ == hold_step_ && global_step_ != first_global_step_) WaitForSignal(global_step_, lead_);
+    test_hooks_->BeforeStep(global_step_);
     if (StopRequestedEverywhere()) CheckpointAndStopForPreemption(epoch, step, totals.step_losses);
     Step(epoch, step, totals);
     progress.Step(step + 1);
@@ -420,10 +407,7 @@ void Trainer::Step(int64_t epoch, int64_t step, EpochTotals& totals) {
   comm_->EndTimedSpan();
   const auto t3 = Clock::now();
   if (config_.train.clip_grad_norm > 0) sync_->ClipGradNorm(config_.train.clip_grad_norm);
-  const int64_t check_every = config_.train.nan_check_every;
-  const bool checked = check_every > 0 && (global_step_ + 1) % check_every == 0;
-  // Opted in (train.nan_check_every, a host sync): every rank sees the same all-reduced verdict.
-  if (checked && world_.AnyRank(!std::isfinite(totals.step_losses[step][0].item<float>()))) {
+  if (NonFiniteStepEverywhere(step, totals)) {
     HandleNonFiniteStep(epoch, step, totals);
   } else {
     optimizer_->Step(lr_->ForStep(global_step_));
@@ -445,12 +429,8 @@ void Trainer::CapturedStep(int64_t epoch, int64_t step, EpochTotals& totals) {
   const at::Tensor losses = graph_step_->Run(b, [this](const Batch& batch) { return StepBodyForGraph(batch); });
   optimizer_->CountStep();
   totals.step_losses[step] += losses;
-  const int64_t check_every = config_.train.nan_check_every;
   // on_nonfinite=stop only (skip never captures): the update has run, the run stops anyway.
-  if (check_every > 0 && (global_step_ + 1) % check_every == 0 &&
-      world_.AnyRank(!std::isfinite(totals.step_losses[step][0].item<float>()))) {
-    HandleNonFiniteStep(epoch, step, totals);
-  }
+  if (NonFiniteStepEverywhere(step, totals)) HandleNonFiniteStep(epoch, step, totals);
   totals.data_seconds += std::chrono::duration<double>(t1 - t0).count();
   totals.compute_seconds += SecondsSince(t1);
 }
@@ -465,6 +445,14 @@ at::Tensor Trainer::StepBodyForGraph(const Batch& batch) {
   if (config_.train.clip_grad_norm > 0) sync_->ClipGradNorm(config_.train.clip_grad_norm);
   optimizer_->StepOnDevice(lr_on_device_);
   return LossAndMetricMeans(out);
+}
+
+// Opted in (train.nan_check_every, a host sync, at every N-th global step): whether some rank's
+// loss of this step is not finite, the same all-reduced verdict on every rank.
+bool Trainer::NonFiniteStepEverywhere(int64_t step, const EpochTotals& totals) {
+  const int64_t every = config_.train.nan_check_every;
+  if (every <= 0 || (global_step_ + 1) % every != 0) return false;
+  return world_.AnyRank(!std::isfinite(totals.step_losses[step][0].item<float>()));
 }
 
 // train.on_nonfinite: stop the run, or leave the step out (not applied; NaN losses, which the
@@ -507,20 +495,42 @@ void Trainer::CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const 
 // non-finite loss (all-reduced, so every rank sees it) stops every rank alike.
 EpochRecord Trainer::EndEpoch(int64_t epoch, const EpochTotals& totals) {
   const at::Tensor train_means = ReduceTrainLosses(epoch, totals);
-  EpochRecord record;
-  record.train_seconds = SecondsSince(totals.start);
-
+  const double train_seconds = SecondsSince(totals.start);
   Heartbeat("validation");
-  // Buffers (a TorchScript module's BatchNorm running statistics) follow each rank's own
-  // batches: rank 0's go to every rank before validation and checkpoints, as DDP's
-  // broadcast_buffers does (here once an epoch, not every forward).
+  BroadcastBuffers();
+  const auto val_start = Clock::now();
+  const ValResult v = Validate(*model_, *val_, config_.train.precision, *comm_);
+  EpochRecord record = RecordOf(epoch, totals, train_means, v, train_seconds, SecondsSince(val_start));
+  record.max_rss_mb = world_.MaxOverRanks(ResidentMegabytes());
+  if (gpu_monitor_) RecordGpuStats(record);  // every rank's device is CUDA, or none is
+  best_->Observe(record.epoch, MonitoredValue(record, monitor_));
+  record.best_epoch = best_->Epoch();
+  PublishRecord(record, totals);
+  if (!std::isfinite(v.loss)) {  // after the epoch's record
+    throw Error("the validation loss became " + fmt::format("{}", v.loss) + " in epoch " + std::to_string(epoch + 1) +
+                    " (the weights are no longer finite" +
+                    (totals.skipped_steps ? ", " + std::to_string(totals.skipped_steps) + " steps skipped" : "") +
+                    "); lower train.lr and resume from the last good checkpoint with --resume auto",
+                kExitNonFinite, /*agreed=*/true);
+  }
+  test_hooks_->EndEpoch(record.epoch);
+  return record;
+}
+
+// Buffers (a TorchScript module's BatchNorm running statistics) follow each rank's own batches:
+// rank 0's go to every rank before validation and checkpoints, as DDP's broadcast_buffers does
+// (here once an epoch, not every forward).
+void Trainer::BroadcastBuffers() {
   for (NamedTensor& b : model_->State()) {
     if (b.is_buffer && b.tensor.is_floating_point()) comm_->Broadcast(b.tensor, 0);
   }
-  const auto val_start = Clock::now();
-  const ValResult v = Validate(*model_, *val_, config_.train.precision, *comm_);
-  record.val_seconds = SecondsSince(val_start);
+}
 
+// The epoch's record from what the epoch measured (no collective): train_means [1 + metrics] on
+// the host, the validation result, and the seconds of training and validation.
+EpochRecord Trainer::RecordOf(int64_t epoch, const EpochTotals& totals, const at::Tensor& train_means,
+                              const ValResult& v, double train_seconds, double val_seconds) {
+  EpochRecord record;
   record.epoch = epoch + 1;
   record.global_step = global_step_;
   const float* t = train_means.data_ptr<float>();
@@ -532,7 +542,9 @@ EpochRecord Trainer::EndEpoch(int64_t epoch, const EpochTotals& totals) {
   record.lr = lr_->Lr();
   record.global_batch = lr_->Policy().global_batch;
   record.world_size = world_.Size();
-  record.samples_per_s = static_cast<double>(steps_ * record.global_batch) / record.train_seconds;
+  record.train_seconds = train_seconds;
+  record.val_seconds = val_seconds;
+  record.samples_per_s = static_cast<double>(steps_ * record.global_batch) / train_seconds;
   record.epoch_seconds = SecondsSince(totals.start);
   record.data_seconds = totals.data_seconds;
   record.compute_seconds = totals.compute_seconds;
@@ -541,31 +553,21 @@ EpochRecord Trainer::EndEpoch(int64_t epoch, const EpochTotals& totals) {
   // wait for it is comm_seconds, and compute is the rest of the time not spent on data.
   if (const std::optional<double> device_comm = comm_->TakeTimedSeconds()) {
     record.comm_seconds = *device_comm;
-    record.compute_seconds = std::max(0.0, record.train_seconds - record.data_seconds - record.comm_seconds);
+    record.compute_seconds = std::max(0.0, train_seconds - record.data_seconds - record.comm_seconds);
   }
   record.skipped_steps = totals.skipped_steps;
-  record.max_rss_mb = world_.MaxOverRanks(ResidentMegabytes());
-  if (gpu_monitor_) RecordGpuStats(record);  // every rank's device is CUDA, or none is
-  best_->Observe(record.epoch, MonitoredValue(record, monitor_));
-  record.best_epoch = best_->Epoch();
+  return record;
+}
+
+// The record published: the epoch line (rank 0), metrics.jsonl/csv, and TensorBoard with the
+// per-step losses averaged over ranks (one all-reduce on every rank, one copy to the host).
+void Trainer::PublishRecord(const EpochRecord& record, const EpochTotals& totals) {
   if (lead_) spdlog::info("{}", ConsoleLine(record, config_.train.epochs));
   metrics_.Append(record);
-  if (config_.output.tensorboard) {
-    // The per-step losses averaged over ranks (one all-reduce), copied to the host once.
-    at::Tensor step_losses = totals.step_losses.clone();
-    comm_->AllReduceAverage(step_losses);
-    if (tensorboard_) tensorboard_->WriteEpoch(record, step_losses.cpu(), config_.output.log_every);
-  }
-
-  if (!std::isfinite(v.loss)) {  // after the epoch's record
-    throw Error("the validation loss became " + fmt::format("{}", v.loss) + " in epoch " + std::to_string(epoch + 1) +
-                    " (the weights are no longer finite" +
-                    (totals.skipped_steps ? ", " + std::to_string(totals.skipped_steps) + " steps skipped" : "") +
-                    "); lower train.lr and resume from the last good checkpoint with --resume auto",
-                kExitNonFinite, /*agreed=*/true);
-  }
-  if (sync_counter_ && lead_) spdlog::info("host syncs in epoch {}: {}", record.epoch, sync_counter_->Take());
-  return record;
+  if (!config_.output.tensorboard) return;
+  at::Tensor step_losses = totals.step_losses.clone();
+  comm_->AllReduceAverage(step_losses);
+  if (tensorboard_) tensorboard_->WriteEpoch(record, step_losses.cpu(), config_.output.log_every);
 }
 
 // Collective: the largest peak memory of any rank's GPU, and the mean utilisation of the GPUs

@@ -25,10 +25,11 @@
 #include "train/checkpoint.h"
 #include "train/cuda_graph_step.h"
 #include "train/hang_watchdog.h"
-#include "train/host_sync_counter.h"
 #include "train/lr_schedule.h"
 #include "train/optimizer.h"
 #include "train/plateau.h"
+#include "train/test_hooks.h"
+#include "train/validate.h"
 #include "util/config.h"
 
 namespace ct {
@@ -71,10 +72,15 @@ class Trainer {
   void Step(int64_t epoch, int64_t step, EpochTotals& totals);
   void CapturedStep(int64_t epoch, int64_t step, EpochTotals& totals);
   at::Tensor StepBodyForGraph(const Batch& batch);
+  bool NonFiniteStepEverywhere(int64_t step, const EpochTotals& totals);
   void HandleNonFiniteStep(int64_t epoch, int64_t step, EpochTotals& totals);
   bool StopRequestedEverywhere();
   [[noreturn]] void CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const at::Tensor& step_losses);
   EpochRecord EndEpoch(int64_t epoch, const EpochTotals& totals);
+  void BroadcastBuffers();
+  EpochRecord RecordOf(int64_t epoch, const EpochTotals& totals, const at::Tensor& train_means, const ValResult& v,
+                       double train_seconds, double val_seconds);
+  void PublishRecord(const EpochRecord& record, const EpochTotals& totals);
   at::Tensor ReduceTrainLosses(int64_t epoch, const EpochTotals& totals);
   void RecordGpuStats(EpochRecord& record);
   bool UpdateSchedules(const EpochRecord& record);
@@ -114,10 +120,8 @@ class Trainer {
   int64_t start_step_ = 0;
   at::Tensor resumed_losses_;
   int64_t global_step_ = 0;
-  int64_t first_global_step_ = 0;
-  int64_t hold_step_ = -1;                         // CT_TEST_HOLD_AT_STEP
-  std::unique_ptr<HostSyncCounter> sync_counter_;  // CT_TEST_COUNT_SYNCS
-  std::unique_ptr<GpuEpochMonitor> gpu_monitor_;   // on CUDA
+  std::unique_ptr<TrainerTestHooks> test_hooks_;  // CT_TEST_HOLD_AT_STEP, CT_TEST_COUNT_SYNCS
+  std::unique_ptr<GpuEpochMonitor> gpu_monitor_;  // on CUDA
 };
 
 // Trainer(config, world, options).Fit().
