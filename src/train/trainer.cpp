@@ -11,19 +11,13 @@
 
 #include "cluster/agree.h"
 #include "cluster/gather_strings.h"
-#include "cluster/gpu_pci.h"
 #include "cluster/placement.h"
 #include "cluster/preemption.h"
 #include "comm/make_communicator.h"
-#include "data/h5_file.h"
-#include "data/make_train_batches.h"
-#include "data/sharding.h"
 #include "model/forward.h"
 #include "model/make_model.h"
-#include "model/model_size.h"
 #include "run/progress.h"
 #include "train/config_changes.h"
-#include "train/memory_check.h"
 #include "train/model_io.h"
 #include "train/resume_choice.h"
 #include "train/validate.h"
@@ -78,7 +72,10 @@ Trainer::Trainer(const Config& config, const MpiWorld& world, const TrainOptions
   device_ = PlaceThisRank(config_, world_).device;
   Heartbeat("loading data");
   StopHereForATest("loading data");
-  LoadData();
+  TrainingData data = LoadTrainingData(config_, world_, device_);
+  train_ = std::move(data.train);
+  val_ = std::move(data.val);
+  steps_ = data.steps;
   Heartbeat("start-up: model and gradient sync");
   BuildModelAndSync();
   BuildOptimizerAndSchedules();
@@ -128,95 +125,6 @@ std::string Trainer::PrepareRunDirectory(const TrainOptions& options) {
   });
   InitRunLogging(world_.Rank(), dir);
   return point.checkpoint;
-}
-
-// Each rank reads its own rows (data.sharding: in memory, or streamed in blocks). A bad file
-// fails every rank alike (or, for NaN rows, some ranks after all collective reads): agreed per
-// file, so that rank 0 prints one message and no rank waits in a collective.
-void Trainer::LoadData() {
-  const auto start = Clock::now();
-  ParallelH5File::SetMpiIoHints(config_.data.mpi_hints);
-  if (lead_ && !config_.data.mpi_hints.empty()) {
-    std::string hints;
-    for (const auto& [name, value] : config_.data.mpi_hints) hints += (hints.empty() ? "" : ", ") + name + "=" + value;
-    spdlog::info("data: MPI-IO hints {}", hints);
-  }
-  const DataConfig& data = config_.data;
-  DatasetFiles train_files, val_files;
-  RunAgreed(world_, [&] { train_files = OpenDatasetFiles("data.train", data.train, DataFields(data), world_.Comm()); });
-  RunAgreed(world_, [&] {
-    val_files =
-        data.val_fraction > 0 ? train_files : OpenDatasetFiles("data.val", data.val, DataFields(data), world_.Comm());
-  });
-  // The validation rows this rank will hold on its device beside its training rows (the largest
-  // share, as ShardLoader splits them), for the training rows' memory budget.
-  const int64_t val_rows = data.val_fraction > 0
-                               ? PartOf(val_files.schema.Rows(), data.val_fraction, FilePart::kValidationTail).Size()
-                               : val_files.schema.Rows();
-  const int64_t val_bytes = (val_rows + world_.Size() - 1) / world_.Size() * val_files.schema.RowBytes();
-  CheckStepFits(train_files.schema, static_cast<double>(val_bytes));
-  RunAgreed(world_, [&] {
-    train_ = MakeTrainBatches(train_files, data, config_.train.batch_size, static_cast<uint64_t>(config_.train.seed),
-                              world_, device_, val_bytes);
-  });
-  RunAgreed(world_, [&] {
-    val_.emplace(data.val_fraction > 0 ? ShardLoader::Load(val_files, world_.Comm(), device_, data.val_fraction,
-                                                           FilePart::kValidationTail)
-                                       : ShardLoader::Load(val_files, world_.Comm(), device_));
-  });
-  // Shapes, not value counts: rows [2, 512] and [1024] hold as many values but fit no one model.
-  const std::vector<FieldDims> train_fields = train_->Fields(), val_fields = val_->Fields();
-  const bool same = std::equal(train_fields.begin(), train_fields.end(), val_fields.begin(), val_fields.end(),
-                               [](const FieldDims& a, const FieldDims& b) { return a.dims == b.dims; });
-  if (!same) {
-    throw DataError("training rows have fields " + DescribeFields(train_fields) + " but validation rows " +
-                        DescribeFields(val_fields) + ": " + train_files.Name() + " vs " + val_files.Name() +
-                        "; give data.val rows of the training rows' shapes",
-                    /*agreed=*/true);
-  }
-  const int64_t batch = config_.train.batch_size;
-  const int64_t accumulation = config_.train.accumulation_steps;
-  steps_ = train_->BatchesPerEpoch() / accumulation;
-  if (steps_ == 0) {
-    // Every rank computes the same from the same totals: one message, from rank 0.
-    throw ConfigError("train.batch_size=" + std::to_string(batch) + " x train.accumulation_steps=" +
-                          std::to_string(accumulation) + " is larger than a rank's share of the " +
-                          std::to_string(train_->TotalRows()) + " training rows over " + std::to_string(world_.Size()) +
-                          " ranks (" + train_->Describe() + "); lower train.batch_size or use fewer ranks",
-                      /*agreed=*/true);
-  }
-  if (lead_) {
-    spdlog::info("data: {} train rows, {} val rows of fields {}; {} steps per epoch ({:.1f} s to load)",
-                 train_->TotalRows(), val_->TotalRows(), DescribeFields(train_fields), steps_, SecondsSince(start));
-    spdlog::info("data: {}", train_->Describe());
-  }
-}
-
-// Before any row or weight is allocated: one step of the model on one batch, beside the
-// validation rows, must fit the memory of the device the rank trains on (the smallest over
-// ranks, so that every rank gives the same message), else one clear error instead of LibTorch's
-// allocator failing on some rank.
-void Trainer::CheckStepFits(const DatasetSchema& schema, double val_bytes) {
-  // The built-in models' fields; a TorchScript module's activations are counted as a row of its
-  // widest field.
-  const std::vector<FieldDims> fields = schema.Dims();
-  const auto widest = std::max_element(fields.begin(), fields.end(), [](const FieldDims& a, const FieldDims& b) {
-    return c10::multiply_integers(a.dims) < c10::multiply_integers(b.dims);
-  });
-  const auto dims_of = [&](const char* name) {
-    const auto it = std::find_if(fields.begin(), fields.end(), [&](const FieldDims& f) { return f.name == name; });
-    return it != fields.end() ? it->dims : widest->dims;
-  };
-  const ModelSize model = EstimateModelSize(config_.model, dims_of("input"), dims_of("target"));
-  const MemoryNeed need =
-      EstimateMemoryNeed(model, config_.train.batch_size, static_cast<double>(schema.RowBytes()), val_bytes);
-  double available = HostBytesPerRank(world_.LocalSize());
-  const std::optional<int64_t> gpu_free = device_.is_cuda() ? GpuFreeBytes(device_.index()) : std::nullopt;
-  if (gpu_free) available = static_cast<double>(*gpu_free);
-  available = -world_.MaxOverRanks(-available);
-  const std::string shortfall =
-      MemoryShortfall(need, available, gpu_free ? "GPU memory" : "memory", config_.train.batch_size);
-  if (!shortfall.empty()) throw ConfigError(shortfall, /*agreed=*/true);
 }
 
 // The same seed on every rank, then rank 0's weights broadcast to be certain; gradients are

@@ -29,6 +29,7 @@
 #include "train/optimizer.h"
 #include "train/plateau.h"
 #include "train/test_hooks.h"
+#include "train/training_data.h"
 #include "train/validate.h"
 #include "util/config.h"
 
@@ -61,8 +62,6 @@ class Trainer {
 
   // Construction phases, in this order.
   std::string PrepareRunDirectory(const TrainOptions& options);
-  void LoadData();
-  void CheckStepFits(const DatasetSchema& schema, double val_bytes);
   void BuildModelAndSync();
   void BuildOptimizerAndSchedules();
   void Resume(const std::string& checkpoint);
