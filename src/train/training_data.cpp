@@ -74,13 +74,13 @@ TrainingData LoadTrainingData(const Config& config, const MpiWorld& world, const
   const int64_t val_bytes = (val_rows + world.Size() - 1) / world.Size() * val_files.schema.RowBytes();
   CheckStepFits(config, world, device, train_files.schema, static_cast<double>(val_bytes));
   RunAgreed(world, [&] {
-    result.train = MakeTrainBatches(train_files, data, config.train.batch_size, static_cast<uint64_t>(config.train.seed),
-                              world, device, val_bytes);
+    result.train = MakeTrainBatches(train_files, data, config.train.batch_size,
+                                    static_cast<uint64_t>(config.train.seed), world, device, val_bytes);
   });
   RunAgreed(world, [&] {
     result.val.emplace(data.val_fraction > 0 ? ShardLoader::Load(val_files, world.Comm(), device, data.val_fraction,
-                                                           FilePart::kValidationTail)
-                                       : ShardLoader::Load(val_files, world.Comm(), device));
+                                                                 FilePart::kValidationTail)
+                                             : ShardLoader::Load(val_files, world.Comm(), device));
   });
   // Shapes, not value counts: rows [2, 512] and [1024] hold as many values but fit no one model.
   const std::vector<FieldDims> train_fields = result.train->Fields(), val_fields = result.val->Fields();
@@ -97,15 +97,17 @@ TrainingData LoadTrainingData(const Config& config, const MpiWorld& world, const
   result.steps = result.train->BatchesPerEpoch() / accumulation;
   if (result.steps == 0) {
     // Every rank computes the same from the same totals: one message, from rank 0.
-    throw ConfigError("train.batch_size=" + std::to_string(batch) + " x train.accumulation_steps=" +
-                          std::to_string(accumulation) + " is larger than a rank's share of the " +
-                          std::to_string(result.train->TotalRows()) + " training rows over " + std::to_string(world.Size()) +
-                          " ranks (" + result.train->Describe() + "); lower train.batch_size or use fewer ranks",
+    throw ConfigError("train.batch_size=" + std::to_string(batch) +
+                          " x train.accumulation_steps=" + std::to_string(accumulation) +
+                          " is larger than a rank's share of the " + std::to_string(result.train->TotalRows()) +
+                          " training rows over " + std::to_string(world.Size()) + " ranks (" +
+                          result.train->Describe() + "); lower train.batch_size or use fewer ranks",
                       /*agreed=*/true);
   }
   if (world.Rank() == 0) {
     spdlog::info("data: {} train rows, {} val rows of fields {}; {} steps per epoch ({:.1f} s to load)",
-                 result.train->TotalRows(), result.val->TotalRows(), DescribeFields(train_fields), result.steps, SecondsSince(start));
+                 result.train->TotalRows(), result.val->TotalRows(), DescribeFields(train_fields), result.steps,
+                 SecondsSince(start));
     spdlog::info("data: {}", result.train->Describe());
   }
   return result;
