@@ -38,6 +38,22 @@ wait_for_line() {
   done
 }
 
+# preempt_at_step STEP LOG -- TRAIN_ARGS...: a 2-rank `train` held at global step STEP
+# (CT_TEST_HOLD_AT_STEP) until both ranks get SIGUSR1, which must stop it with exit 75 (the
+# mid-epoch checkpoint written). The signal waits for the "held at" line, never for a time.
+preempt_at_step() {
+  local step=$1 log=$2 pids rc=0
+  shift 3
+  CT_TEST_HOLD_AT_STEP=$step "$MPIEXEC" -n 2 -x CT_TEST_HOLD_AT_STEP "$BIN" train "$@" >"$log" 2>&1 &
+  local job=$!
+  wait_for_line "$log" "held at global step $step" "$job"
+  pids=$(grep -o "pid [0-9]*" "$log" | grep -o "[0-9]*")
+  [[ $(echo "$pids" | wc -w) -eq 2 ]] || { cat "$log"; fail "could not find both ranks' pids"; }
+  kill -USR1 $pids
+  wait "$job" || rc=$?
+  [[ $rc -eq 75 ]] || { cat "$log"; fail "exit code $rc after SIGUSR1, expected 75"; }
+}
+
 # expect_failure CODE PATTERN -- command...: the command exits with CODE and prints PATTERN
 # exactly once (one message, from rank 0), on stderr or stdout, with no core dump. These fail
 # at start-up or within a step; 90 s (a loaded machine's start-up is a few seconds) means a hang.

@@ -84,16 +84,7 @@ echo "ok: plot_runs.py draws the named metrics"
 
 # Preempted inside epoch 3 (SIGUSR1 to both ranks) and resumed: every step's loss and five
 # metrics went into the mid-epoch checkpoint, so the records equal the straight run's bit for bit.
-CT_TEST_HOLD_AT_STEP=700 "$MPIEXEC" -n 2 -x CT_TEST_HOLD_AT_STEP "$BIN" train "${P[@]}" --set output.dir="$WORK/pre" \
-  >"$WORK/pre.txt" 2>&1 &
-job=$!
-wait_for_line "$WORK/pre.txt" "held at global step 700" "$job"
-pids=$(grep -o "pid [0-9]*" "$WORK/pre.txt" | grep -o "[0-9]*")
-[[ $(echo "$pids" | wc -w) -eq 2 ]] || { cat "$WORK/pre.txt"; fail "could not find both ranks' pids"; }
-kill -USR1 $pids
-rc=0
-wait "$job" || rc=$?
-[[ $rc -eq 75 ]] || { cat "$WORK/pre.txt"; fail "exit code $rc after SIGUSR1, expected 75"; }
+preempt_at_step 700 "$WORK/pre.txt" -- "${P[@]}" --set output.dir="$WORK/pre"
 "$MPIEXEC" -n 2 "$BIN" train "${P[@]}" --set output.dir="$WORK/pre" --resume auto >"$WORK/resumed.txt" 2>&1 \
   || { cat "$WORK/resumed.txt"; fail "resuming the preempted run"; }
 grep -q "resumed from .*epoch-000002.step-000188.pt" "$WORK/resumed.txt" || { cat "$WORK/resumed.txt"; fail "resume"; }

@@ -15,17 +15,8 @@ case_sharding() {
 
   "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/$1-straight" >/dev/null
 
-  CT_TEST_HOLD_AT_STEP=$HOLD "$MPIEXEC" -n 2 -x CT_TEST_HOLD_AT_STEP "$BIN" train "${T[@]}" \
-    --set output.dir="$WORK/$1-pre" >"$WORK/$1-pre.txt" 2>&1 &
-  job=$!
-  wait_for_line "$WORK/$1-pre.txt" "held at global step $HOLD" "$job"
-  pids=$(grep -o "pid [0-9]*" "$WORK/$1-pre.txt" | grep -o "[0-9]*")
-  [[ $(echo "$pids" | wc -w) -eq 2 ]] || { cat "$WORK/$1-pre.txt"; fail "could not find both ranks' pids"; }
-  kill -USR1 $pids
-  rc=0
-  wait "$job" || rc=$?
+  preempt_at_step $HOLD "$WORK/$1-pre.txt" -- "${T[@]}" --set output.dir="$WORK/$1-pre"
   grep -E "preempted|epoch " "$WORK/$1-pre.txt" | tail -3
-  [[ $rc -eq 75 ]] || { cat "$WORK/$1-pre.txt"; fail "exit code $rc after SIGUSR1, expected 75"; }
   ls "$WORK/$1-pre/checkpoints" | grep -q "step-" || fail "no mid-epoch checkpoint was written"
 
   # Resumed with the hold still set: a run resumed at that very step does not hold again.
