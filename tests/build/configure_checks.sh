@@ -27,6 +27,10 @@ fake_torch() {
 }
 
 # expect_failure NAME PATTERN CMAKE_ARGS...: configure must fail and print PATTERN.
+# says LOG PATTERN: whether the log, on one line (CMake wraps long messages), matches. No pipe
+# into `grep -q`: it may exit at the first match, and under pipefail the writer's SIGPIPE fails.
+says() { grep -q -- "$2" <<<"$(tr -s ' \n' ' ' <"$1")"; }
+
 expect_failure() {
   local name=$1 pattern=$2
   shift 2
@@ -34,8 +38,7 @@ expect_failure() {
   if "$@" >"$log" 2>&1; then
     echo "FAIL: $name: configure succeeded"; cat "$log"; exit 1
   fi
-  # CMake wraps long messages: join the lines before matching.
-  if ! tr -s ' \n' ' ' <"$log" | grep -q -- "$pattern"; then
+  if ! says "$log" "$pattern"; then
     echo "FAIL: $name: the error does not say '$pattern':"; cat "$log"; exit 1
   fi
   echo "ok: $name"
@@ -46,7 +49,7 @@ configure() { cmake -S "$source_dir" -B "$work/build-$1" -G "$generator" -DCT_BU
 fake_torch "$work/old-abi" "" 0
 expect_failure old_abi "built with the old C++ ABI (_GLIBCXX_USE_CXX11_ABI=0)" \
   configure old_abi -DCMAKE_PREFIX_PATH="$work/old-abi"
-tr -s ' \n' ' ' <"$work/old_abi.log" | grep -q "torch >= 2.7" || { echo "FAIL: old_abi: no fix named"; exit 1; }
+says "$work/old_abi.log" "torch >= 2.7" || { echo "FAIL: old_abi: no fix named"; exit 1; }
 
 if command -v nvcc >/dev/null || [[ -d /usr/local/cuda ]]; then
   fake_torch "$work/cuda-future" 99.1

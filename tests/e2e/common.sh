@@ -16,6 +16,15 @@ need_python() {
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# cmd | contains PATTERN: whether a line of cmd's output matches. It reads to the end: `grep -q`
+# would exit at the first match, and a run still writing would then die of SIGPIPE, which
+# pipefail counts as the pipeline failing (a race that only a fast or a loaded machine shows).
+contains() {
+  local text
+  text=$(cat)
+  grep -q -- "$1" <<<"$text"
+}
+
 # tiny_data DIR ROWS: training and validation files of short waveforms.
 tiny_data() {
   "$MPIEXEC" -n 2 "$BIN" make-data --out "$1/train.h5" -n "$2" -l 256 --seed 11 >/dev/null

@@ -21,7 +21,7 @@ with h5py.File(w + "/contiguous.h5", "w") as f:
     f["strain"] = x[:300]; f["clean"] = y[:300]
 print("ok: 1-rank and 2-rank make-data files are identical")
 PYEOF
-"$BIN" info "$WORK/gzip.h5" | grep -q "compression: gzip" || fail "info does not report gzip"
+"$BIN" info "$WORK/gzip.h5" | contains "compression: gzip" || fail "info does not report gzip"
 "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/gzip.h5" \
   --set data.val="$WORK/contiguous.h5" --set data.input_key=strain --set data.target_key=clean \
   --set train.epochs=2 --set output.dir="$WORK/run" >/dev/null
@@ -105,7 +105,7 @@ expect_failure 3 "virtual dataset 'input' maps rows from files that do not exist
 # holding float32 values trains bit for bit like the float32 file (both sharding modes), int16
 # like the same integers stored as float32, and float16 trains; HDF5 never falls back to
 # independent I/O for them (rank 0 would warn).
-"$BIN" info "$WORK/half.h5" | grep -q "float16 \[999, 128\]" || fail "info does not report float16"
+"$BIN" info "$WORK/half.h5" | contains "float16 \[999, 128\]" || fail "info does not report float16"
 same_run() {  # same_run A B [flags]: train on A and on B; the same losses
   local a=$1 b=$2 run
   shift 2

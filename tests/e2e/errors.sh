@@ -78,7 +78,7 @@ expect_failure 2 "config key 'data.train': '$WORK' is a directory" -- "$MPIEXEC"
   --set data.train="$WORK"
 # make-data checks its arguments and output before it writes anything.
 expect_failure 2 "'$WORK' is a directory; give a file name" -- "$MPIEXEC" -n 2 "$BIN" make-data --out "$WORK" --force
-! ls "$WORK" | grep -q "tmp" || fail "make-data onto a directory left a temporary file"
+! ls "$WORK" | contains "tmp" || fail "make-data onto a directory left a temporary file"
 expect_failure 2 "must be a number >= 1, not '0'" -- "$BIN" make-data --out "$WORK/n0.h5" -n 0
 [[ $(wc -c < "$WORK/out.txt") -lt 300 ]] || { cat "$WORK/out.txt"; fail "make-data -n 0: the message is not short"; }
 expect_failure 2 "must be a finite number >= 0, not 'nan'" -- "$BIN" make-data --out "$WORK/nan_noise.h5" --noise nan
@@ -96,8 +96,8 @@ done
 # YAML's null is "not set": a config's null keys keep their defaults, and --set KEY=null unsets.
 printf 'data:\n  train: %s\n  val: null\n  val_fraction: 0.25\ntrain:\n  epochs: ~\n' "$WORK/train.h5" >"$WORK/null.yaml"
 "$MPIEXEC" -n 2 "$BIN" train --config "$WORK/null.yaml" --set output.dir="$WORK/null_run" --print-config \
-  | grep -q "val_fraction: 0.25" || fail "a config with null keys was refused"
-"$BIN" train "${T[@]}" --set data.val=null --set data.val_fraction=0.25 --print-config | grep -q "val: \"\"" \
+  | contains "val_fraction: 0.25" || fail "a config with null keys was refused"
+"$BIN" train "${T[@]}" --set data.val=null --set data.val_fraction=0.25 --print-config | contains "val: \"\"" \
   || fail "--set data.val=null did not unset data.val"
 # Input files must be regular files: a FIFO blocked `info` for ever, a device was "missing".
 mkfifo "$WORK/fifo.h5"
@@ -133,9 +133,9 @@ if [[ $(id -u) -eq 0 ]] && mkdir -p "$WORK/small" && mount -t tmpfs -o size=1600
     --set output.dir="$WORK/small/run" --set train.epochs=3 --set output.checkpoint_every=1
   ls "$WORK/small/run/checkpoints"
   [[ -s "$WORK/small/run/checkpoints/epoch-000001.pt" ]] || fail "the first checkpoint is gone"
-  ! ls "$WORK/small/run/checkpoints" | grep -q "tmp" || fail "a temporary checkpoint was left behind"
+  ! ls "$WORK/small/run/checkpoints" | contains "tmp" || fail "a temporary checkpoint was left behind"
   "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/resumed_small" --set train.epochs=2 \
-    --resume "$WORK/small/run/checkpoints/epoch-000001.pt" | grep -q "resumed from" \
+    --resume "$WORK/small/run/checkpoints/epoch-000001.pt" | contains "resumed from" \
     || fail "the checkpoint written before the disk filled does not resume"
   echo "ok: disk full while checkpointing; the earlier checkpoint resumes"
   # predict onto a full disk names the file and the cause, and leaves no temporary behind.

@@ -26,9 +26,11 @@ signal_rank_1() {
   echo "ok: SIG$signal to rank 1, job ended with exit $rc after $(( $(date +%s) - start )) s"
 }
 signal_rank_1 killed KILL
-# A stopped rank never answers: the watchdog of the rank waiting for it ends the job.
+# A stopped rank never answers: the watchdog of the rank waiting for it ends the job. Where
+# rank 0 waits depends on the machine's speed (an epoch here takes 0.1 s on a fast one: the
+# stop may land in a step, validation or the epoch's end), so any phase is accepted.
 signal_rank_1 stopped STOP --set runtime.watchdog_s=5
-grep -q "error: no progress for [0-9]* s at 'training step' (rank 0" "$WORK/stopped.txt" \
+grep -q "error: no progress for [0-9]* s at '[^']*' (rank 0" "$WORK/stopped.txt" \
   || { cat "$WORK/stopped.txt"; fail "rank 0 did not report the hang"; }
 
 # A rank stopped during start-up or while the data loads (where no step beats yet): the

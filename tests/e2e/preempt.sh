@@ -17,7 +17,7 @@ case_sharding() {
 
   preempt_at_step $HOLD "$WORK/$1-pre.txt" -- "${T[@]}" --set output.dir="$WORK/$1-pre"
   grep -E "preempted|epoch " "$WORK/$1-pre.txt" | tail -3
-  ls "$WORK/$1-pre/checkpoints" | grep -q "step-" || fail "no mid-epoch checkpoint was written"
+  ls "$WORK/$1-pre/checkpoints" | contains "step-" || fail "no mid-epoch checkpoint was written"
 
   # Resumed with the hold still set: a run resumed at that very step does not hold again.
   CT_TEST_HOLD_AT_STEP=$HOLD "$MPIEXEC" -n 2 -x CT_TEST_HOLD_AT_STEP "$BIN" train "${T[@]}" \
@@ -61,7 +61,9 @@ grep -q "mpirun.sh: mpirun exited with [0-9]*, but the ranks stopped for preempt
 checkpoint=$(sed -n 's/^checkpoint: //p' "$WORK/term/PREEMPTED")
 [[ "$checkpoint" == "$WORK/term/checkpoints/epoch-000000.step-000040.pt" && -s "$checkpoint" ]] \
   || { cat "$WORK/term/PREEMPTED"; fail "PREEMPTED does not name the checkpoint written"; }
-"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/term" --resume auto | grep -q "resumed from $checkpoint" \
-  || fail "the run stopped by SIGTERM to mpirun did not resume from its checkpoint"
+"$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/term" --resume auto >"$WORK/term-resumed.txt" 2>&1 \
+  || { cat "$WORK/term-resumed.txt"; fail "the run resumed after SIGTERM to mpirun failed"; }
+grep -q "resumed from $checkpoint" "$WORK/term-resumed.txt" \
+  || { cat "$WORK/term-resumed.txt"; fail "the run stopped by SIGTERM to mpirun did not resume from its checkpoint"; }
 [[ ! -e "$WORK/term/PREEMPTED" ]] || fail "the resumed run left PREEMPTED in place"
 echo "ok: SIGTERM to mpirun: checkpoint, PREEMPTED, exit 75 from launch/mpirun.sh, resumed"

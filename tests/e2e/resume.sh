@@ -62,7 +62,7 @@ grep -q "a 2-rank run (global batch 64) resumed on 1 ranks (global batch 32)" "$
 [[ $(wc -l < "$WORK/resumed/metrics.jsonl") -eq 5 ]] || fail "world-size resume did not train epoch 5"
 
 # Nothing to resume: starts fresh. A checkpoint of another model: a clear error.
-train2 --set output.dir="$WORK/fresh" --set train.epochs=1 --resume auto | grep -q "starting from scratch" \
+train2 --set output.dir="$WORK/fresh" --set train.epochs=1 --resume auto | contains "starting from scratch" \
   || fail "--resume auto without checkpoints should start from scratch"
 expect_failure 2 "other settings than it was trained with (model.latent)" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
   --set output.dir="$WORK/straight" --set model.latent=4 --set train.epochs=6 --resume auto

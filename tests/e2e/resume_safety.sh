@@ -55,7 +55,7 @@ expect_failure 2 "run directory '$WORK/done' holds a run's results (metrics.json
   -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/done" --set train.epochs=6 --set train.lr=0.05 --resume auto
 (cd "$WORK/done" && md5sum -c --quiet "$WORK/done.md5") || fail "a refused --resume auto changed the run's results"
 # A directory without results still starts from scratch.
-train2 --set output.dir="$WORK/new" --set train.epochs=1 --resume auto | grep -q "starting from scratch" \
+train2 --set output.dir="$WORK/new" --set train.epochs=1 --resume auto | contains "starting from scratch" \
   || fail "--resume auto in a new directory should start from scratch"
 
 # 2. Damaged bytes: a flipped byte in a tensor (stored record) or in the code (deflated record)

@@ -42,7 +42,7 @@ CT_RANKS=2 CT_BIN="$BIN" launch/mpirun.sh train --config configs/tiny.yaml --set
 grep -q "mpirun.sh: 2 rank(s) (CT_RANKS): mpirun -np 2 --bind-to none" "$WORK/wrapper.txt" \
   || { cat "$WORK/wrapper.txt"; fail "launch/mpirun.sh did not print its command"; }
 grep -q "rank 1/2" "$WORK/wrapper.txt" || fail "launch/mpirun.sh did not start 2 ranks"
-launch/mpirun.sh --version 2>&1 | grep -q "no GPU: one per NUMA domain\|one per GPU" || fail "launch/mpirun.sh: no rank-count reason"
+launch/mpirun.sh --version 2>&1 | contains "no GPU: one per NUMA domain\|one per GPU" || fail "launch/mpirun.sh: no rank-count reason"
 echo "ok: launch/mpirun.sh"
 
 # Two ranks: overlap on or off, one bucket or many: the same sums, so the same bits.
