@@ -59,7 +59,7 @@ void TimeInterleaved(std::vector<Variant>& variants, int iterations, Communicato
   // The slowest rank's time is the collective's time.
   for (Variant& v : variants) {
     at::Tensor t = at::tensor(v.seconds, at::kDouble);
-    at::Tensor all = comm.Name() == "mpi" ? comm.AllGather(t) : comm.AllGather(t.to(device)).cpu();
+    at::Tensor all = comm.AllGather(t.to(device)).cpu();  // the backend's device: the CPU for MPI
     v.seconds = std::vector<double>(all.size(1));
     at::Tensor slowest = std::get<0>(all.max(0)).contiguous();
     std::copy(slowest.data_ptr<double>(), slowest.data_ptr<double>() + slowest.numel(), v.seconds.begin());
@@ -105,15 +105,9 @@ void RunAllReduceBench(const Config& config, const MpiWorld& world, const AllRed
   at::Tensor flat = at::randn({elements}, params.front().options());
   std::vector<std::unique_ptr<GradientSync>> syncs;
   std::vector<Variant> variants;
-  // The bound: one bare MPI_Allreduce (one ncclAllReduce on NCCL) of all the bytes.
-  auto raw_all_reduce = [&] {
-    if (comm->Name() == "mpi" && world.Size() > 1) {
-      MPI_CHECK(
-          MPI_Allreduce(MPI_IN_PLACE, flat.data_ptr(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM, world.Comm()));
-    } else {
-      comm->AllReduceSum(flat);
-    }
-  };
+  // The bound: one all-reduce of all the bytes, which every backend's AllReduceSum is (one
+  // MPI_Allreduce on the calling thread; one ncclAllReduce on NCCL).
+  auto raw_all_reduce = [&] { comm->AllReduceSum(flat); };
   variants.push_back({"one raw all-reduce of all bytes", 1, raw_all_reduce});
   variants.push_back({"one raw all-reduce, then divide by ranks", 1, [&] {
                         raw_all_reduce();

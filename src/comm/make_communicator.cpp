@@ -1,9 +1,5 @@
 #include "comm/make_communicator.h"
 
-#include <algorithm>
-#include <mutex>
-#include <vector>
-
 #include "comm/mpi_communicator.h"
 #include "util/error.h"
 #include "util/logging.h"
@@ -12,33 +8,6 @@
 #endif
 
 namespace ct {
-namespace {
-// The live communicators, for the fatal path. The hang watchdog aborts them from its own thread
-// while the main thread may be making or destroying one: the list changes under a lock.
-std::mutex live_mutex;
-std::vector<Communicator*>& LiveCommunicators() {
-  static std::vector<Communicator*> live;
-  return live;
-}
-}  // namespace
-
-Communicator::Communicator() {
-  std::lock_guard<std::mutex> lock(live_mutex);
-  LiveCommunicators().push_back(this);
-}
-
-Communicator::~Communicator() { Unregister(); }
-
-void Communicator::Unregister() {
-  std::lock_guard<std::mutex> lock(live_mutex);
-  auto& live = LiveCommunicators();
-  live.erase(std::remove(live.begin(), live.end(), this), live.end());
-}
-
-void AbortAllCommunicators() {
-  std::lock_guard<std::mutex> lock(live_mutex);
-  for (Communicator* comm : LiveCommunicators()) comm->Abort();  // each bounded (Abort's contract)
-}
 
 std::string BuiltBackends() {
 #ifdef CT_HAVE_NCCL

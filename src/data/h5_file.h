@@ -65,7 +65,6 @@ class ParallelH5File : public RowFile {
 
   // After collective reads: 0 if every transfer was collective, else HDF5's H5D_MPIO_* cause
   // bits of the last one that fell back to independent I/O (e.g. a type conversion).
-  uint32_t IndependentFallbackCause() const { return independent_fallback_; }
   uint32_t CollectiveFallbackCause() const override { return independent_fallback_; }
   bool ReadsAlone(const std::string& name) const override { return IsVirtual(name); }
 

@@ -91,8 +91,11 @@ ShardLoader ShardLoader::Load(const DatasetFiles& files, MPI_Comm comm, const c1
                     " for validation (data.val_fraction) and train on the rest; lower data.val_fraction or give "
                     "data.val");
   }
+  // Logged by the job's rank 0 alone: replicated sharding loads over MPI_COMM_SELF, where every rank is 0.
+  int job_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &job_rank);
   const std::string conversion = ConversionNote(files.schema, files.Name());
-  if (rank == 0 && !conversion.empty()) spdlog::info("data: {}", conversion);
+  if (job_rank == 0 && !conversion.empty()) spdlog::info("data: {}", conversion);
   RowRange slice = RankSlice(rows.Size(), size, rank);
   slice = {slice.begin + rows.begin, slice.end + rows.begin};  // global rows
   Batch held;

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "util/atomic_file.h"
@@ -147,28 +149,70 @@ void ReadOptimizerState(torch::serialize::InputArchive& archive, Optimizer& opti
   }
 }
 
-// The lr schedule's state under the keys that checkpoints have always used.
-void PutLrSchedule(torch::serialize::OutputArchive& archive, const LrSchedule::State& lr) {
-  Put(archive, "lr", lr.lr);
-  Put(archive, "plateau_lr", lr.plateau.lr);
-  Put(archive, "plateau_best", lr.plateau.best);
-  Put(archive, "plateau_bad_epochs", lr.plateau.bad_epochs);
-  Put(archive, "plateau_cooldown", lr.plateau.cooldown_counter);
-  Put(archive, "global_batch", lr.global_batch);
-  Put(archive, "scaled_lr", lr.scaled_lr);
+// Every scalar of a TrainingState in a checkpoint: its key and its place, written and read
+// from this one table (in this order). `absent` is what a checkpoint written before the key
+// existed stands for (it may use keys read before it); nullptr: the key is required.
+using Slot = std::variant<int64_t*, double*, std::string*>;
+struct StateKey {
+  const char* key;
+  Slot (*slot)(TrainingState& s);
+  void (*absent)(TrainingState& s);
+};
+
+// clang-format off
+const StateKey kStateKeys[] = {
+    {"epoch",              [](TrainingState& s) -> Slot { return &s.epoch; }, nullptr},
+    {"global_step",        [](TrainingState& s) -> Slot { return &s.global_step; }, nullptr},
+    {"step_in_epoch",      [](TrainingState& s) -> Slot { return &s.step_in_epoch; }, nullptr},
+    {"world_size",         [](TrainingState& s) -> Slot { return &s.world_size; }, nullptr},
+    {"lr",                 [](TrainingState& s) -> Slot { return &s.lr.lr; }, nullptr},
+    {"plateau_lr",         [](TrainingState& s) -> Slot { return &s.lr.plateau.lr; }, nullptr},
+    {"plateau_best",       [](TrainingState& s) -> Slot { return &s.lr.plateau.best; }, nullptr},
+    {"plateau_bad_epochs", [](TrainingState& s) -> Slot { return &s.lr.plateau.bad_epochs; }, nullptr},
+    {"plateau_cooldown",   [](TrainingState& s) -> Slot { return &s.lr.plateau.cooldown_counter; }, nullptr},
+    {"global_batch",       [](TrainingState& s) -> Slot { return &s.lr.global_batch; }, nullptr},
+    {"scaled_lr",          [](TrainingState& s) -> Slot { return &s.lr.scaled_lr; },
+                           [](TrainingState& s) { s.lr.scaled_lr = 0; }},  // 0: the lr rule's own
+    {"early_best",         [](TrainingState& s) -> Slot { return &s.early_stop.best; }, nullptr},
+    {"early_bad_epochs",   [](TrainingState& s) -> Slot { return &s.early_stop.bad_epochs; }, nullptr},
+    // Before best.pt existed: no best epoch yet, the next improvement is one.
+    {"best_metric",        [](TrainingState& s) -> Slot { return &s.best.best; },
+                           [](TrainingState& s) { s.best.best = s.early_stop.best; }},
+    {"best_epoch",         [](TrainingState& s) -> Slot { return &s.best.epoch; },
+                           [](TrainingState& s) { s.best.epoch = 0; }},
+    // Before the metrics writer kept its own count: one record an epoch.
+    {"metrics_records",    [](TrainingState& s) -> Slot { return &s.metrics.records; },
+                           [](TrainingState& s) { s.metrics.records = s.epoch; }},
+    {"model_fingerprint",  [](TrainingState& s) -> Slot { return &s.model_fingerprint; }, nullptr},
+    {"config_yaml",        [](TrainingState& s) -> Slot { return &s.config_yaml; }, nullptr},
+};
+// clang-format on
+
+void WriteScalars(torch::serialize::OutputArchive& archive, TrainingState s) {  // a copy: slots are non-const
+  for (const StateKey& k : kStateKeys) {
+    std::visit([&](auto* field) { Put(archive, k.key, *field); }, k.slot(s));
+  }
 }
 
-LrSchedule::State GetLrSchedule(torch::serialize::InputArchive& archive, const std::string& path) {
-  LrSchedule::State lr;
-  lr.lr = Get(archive, "lr", path).toDouble();
-  lr.plateau.lr = Get(archive, "plateau_lr", path).toDouble();
-  lr.plateau.best = Get(archive, "plateau_best", path).toDouble();
-  lr.plateau.bad_epochs = Get(archive, "plateau_bad_epochs", path).toInt();
-  lr.plateau.cooldown_counter = Get(archive, "plateau_cooldown", path).toInt();
-  lr.global_batch = Get(archive, "global_batch", path).toInt();
-  c10::IValue scaled_lr;  // absent before clustertrain recorded it
-  lr.scaled_lr = archive.try_read("scaled_lr", scaled_lr) ? scaled_lr.toDouble() : 0.0;
-  return lr;
+TrainingState ReadScalars(torch::serialize::InputArchive& archive, const std::string& path) {
+  TrainingState s;
+  for (const StateKey& k : kStateKeys) {
+    c10::IValue value;
+    if (k.absent != nullptr && !archive.try_read(k.key, value)) {
+      k.absent(s);
+      continue;
+    }
+    if (k.absent == nullptr) value = Get(archive, k.key, path);
+    std::visit(
+        [&](auto* field) {
+          using T = std::remove_pointer_t<decltype(field)>;
+          if constexpr (std::is_same_v<T, int64_t>) *field = value.toInt();
+          if constexpr (std::is_same_v<T, double>) *field = value.toDouble();
+          if constexpr (std::is_same_v<T, std::string>) *field = value.toStringRef();
+        },
+        k.slot(s));
+  }
+  return s;
 }
 
 // One level of a state's dotted names: "weight" is a leaf here; "encoder.0.weight" belongs to
@@ -264,6 +308,23 @@ std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t st
   return (fs::path(run_dir) / "checkpoints" / name).string();
 }
 
+at::Tensor ResumedStepLosses(const TrainingState& s, const std::string& path, int rank, int world_size, int64_t steps,
+                             int64_t columns) {
+  const at::Tensor losses = s.world_size == world_size ? s.partial_losses[rank] : s.partial_losses.mean(0);
+  if (losses.size(1) != columns) {
+    throw ConfigError("checkpoint '" + path + "' stopped inside an epoch with " + std::to_string(losses.size(1) - 1) +
+                      " metrics per step, but the model records " + std::to_string(columns - 1) +
+                      "; resume with the same model, or from an epoch-boundary checkpoint (epoch-NNNNNN.pt)");
+  }
+  if (losses.size(0) != steps) {
+    throw ConfigError("checkpoint '" + path + "' stopped inside an epoch of " + std::to_string(losses.size(0)) +
+                      " steps, but this run has " + std::to_string(steps) +
+                      " steps per epoch; resume with the same data, batch size and world "
+                      "size, or from an epoch-boundary checkpoint (epoch-NNNNNN.pt)");
+  }
+  return losses;
+}
+
 void SaveCheckpoint(const std::string& path, Model& model, const Optimizer& optimizer, const TrainingState& s) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive(archive.compilation_unit());
@@ -272,19 +333,8 @@ void SaveCheckpoint(const std::string& path, Model& model, const Optimizer& opti
   WriteOptimizerState(archive, optimizer);
   Put(archive, "format", std::string(kFormat));
   Put(archive, "libtorch_version", std::string(CT_LIBTORCH_VERSION));
-  Put(archive, "epoch", s.epoch);
-  Put(archive, "global_step", s.global_step);
-  Put(archive, "step_in_epoch", s.step_in_epoch);
+  WriteScalars(archive, s);
   archive.write("partial_losses", s.partial_losses.defined() ? s.partial_losses.cpu() : at::zeros({0}));
-  Put(archive, "world_size", s.world_size);
-  PutLrSchedule(archive, s.lr);
-  Put(archive, "early_best", s.early_stop.best);
-  Put(archive, "early_bad_epochs", s.early_stop.bad_epochs);
-  Put(archive, "best_metric", s.best.best);
-  Put(archive, "best_epoch", s.best.epoch);
-  Put(archive, "metrics_records", s.metrics.records);
-  Put(archive, "model_fingerprint", s.model_fingerprint);
-  Put(archive, "config_yaml", s.config_yaml);
   std::ostringstream bytes;
   archive.save_to(bytes);
   fs::create_directories(fs::path(path).parent_path());
@@ -295,32 +345,13 @@ namespace {
 
 TrainingState ReadState(torch::serialize::InputArchive& archive, const std::string& path, Model& model,
                         const std::string& mismatch_fix) {
-  TrainingState s;
-  s.model_fingerprint = Get(archive, "model_fingerprint", path).toStringRef();
+  TrainingState s = ReadScalars(archive, path);
   // Before any tensor is read: another model's tensors would fail later with LibTorch's message.
   if (s.model_fingerprint != model.Fingerprint()) {
     throw ConfigError("checkpoint '" + path + "' holds a " + s.model_fingerprint + " model, but this one is " +
                       model.Fingerprint() + "; " + mismatch_fix);
   }
-  s.epoch = Get(archive, "epoch", path).toInt();
-  s.global_step = Get(archive, "global_step", path).toInt();
-  s.step_in_epoch = Get(archive, "step_in_epoch", path).toInt();
   archive.read("partial_losses", s.partial_losses);
-  s.world_size = Get(archive, "world_size", path).toInt();
-  s.lr = GetLrSchedule(archive, path);
-  s.early_stop.best = Get(archive, "early_best", path).toDouble();
-  s.early_stop.bad_epochs = Get(archive, "early_bad_epochs", path).toInt();
-  // Checkpoints written before best.pt existed: no best epoch yet, the next improvement is one.
-  c10::IValue best_metric, best_epoch;
-  if (archive.try_read("best_metric", best_metric) && archive.try_read("best_epoch", best_epoch)) {
-    s.best = {best_metric.toDouble(), best_epoch.toInt()};
-  } else {
-    s.best = {s.early_stop.best, 0};
-  }
-  // Checkpoints written before the metrics writer kept its own count had one record an epoch.
-  c10::IValue records;
-  s.metrics.records = archive.try_read("metrics_records", records) ? records.toInt() : s.epoch;
-  s.config_yaml = Get(archive, "config_yaml", path).toStringRef();
   torch::serialize::InputArchive model_archive;
   archive.read("model", model_archive);
   c10::NoGradGuard no_grad;
@@ -350,11 +381,12 @@ CheckpointSummary ReadCheckpointSummary(const std::string& path) {
     throw DataError("checkpoint '" + path + "' is damaged: " + problem + "; resume from another one");
   }
   torch::serialize::InputArchive archive = OpenArchive(path, c10::Device(c10::kCPU));
+  const TrainingState state = ReadScalars(archive, path);
   CheckpointSummary s;
-  s.epoch = Get(archive, "epoch", path).toInt();
-  s.step_in_epoch = Get(archive, "step_in_epoch", path).toInt();
-  s.global_step = Get(archive, "global_step", path).toInt();
-  s.config_yaml = Get(archive, "config_yaml", path).toStringRef();
+  s.epoch = state.epoch;
+  s.step_in_epoch = state.step_in_epoch;
+  s.global_step = state.global_step;
+  s.config_yaml = state.config_yaml;
   return s;
 }
 

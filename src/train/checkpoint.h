@@ -41,6 +41,12 @@ struct TrainingState {
   std::string config_yaml;
 };
 
+// A checkpoint stopped inside an epoch: the per-step (loss, metrics...) [steps, columns] this
+// rank resumes that epoch with, its own row of s.partial_losses, or the ranks' mean on another
+// world size. ConfigError when this run's epoch has other steps or other metrics.
+at::Tensor ResumedStepLosses(const TrainingState& s, const std::string& path, int rank, int world_size, int64_t steps,
+                             int64_t columns);
+
 // checkpoints/epoch-NNNNNN.pt at an epoch boundary; epoch-NNNNNN.step-SSSSSS.pt when
 // preempted inside the next epoch (sorts after the first and before epoch NNNNNN+1).
 std::string CheckpointPath(const std::string& run_dir, int64_t epoch, int64_t step_in_epoch = 0);

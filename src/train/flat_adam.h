@@ -32,10 +32,10 @@ class FlatAdam : public Optimizer {
 
   // Whether this LibTorch has a fused Adam kernel for `device` (CUDA from 2.0, CPU from 2.4).
   static bool HasFusedKernel(const c10::Device& device);
-  bool Fused() const { return fused_; }
 
-  // The step count is incremented by the fused kernels themselves, so that a replayed step uses
-  // this step's values, not the captured ones: capturable with the fused kernel only.
+  // Whether the fused kernel runs (settings.fused where HasFusedKernel). It increments the step
+  // count itself, so that a replayed step uses this step's values, not the captured ones:
+  // capturable with the fused kernel only.
   bool Capturable() const override { return fused_; }
   void StepOnDevice(const at::Tensor& lr) override;
   void CountStep() override { ++steps_; }

@@ -4,10 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <csignal>
-#include <cstdlib>
-#include <filesystem>
-#include <limits>
 
 #include "cluster/agree.h"
 #include "cluster/gather_strings.h"
@@ -27,7 +23,6 @@
 #include "util/heartbeat.h"
 #include "util/logging.h"
 #include "util/process_memory.h"
-#include "util/random.h"
 #include "util/test_stop.h"
 
 namespace ct {
@@ -45,11 +40,6 @@ std::vector<std::pair<std::string, std::string>> InputFilesOf(const Config& conf
   for (const std::string& path : ExpandDataFiles("data.val", config.data.val)) inputs.emplace_back("data.val", path);
   if (!config.model.path.empty()) inputs.emplace_back("model.path", config.model.path);
   return inputs;
-}
-
-std::string LrAdvice(double lr) {
-  return "lower train.lr (now " + fmt::format("{:.3g}", lr) +
-         ") or add warmup (train.warmup_epochs), and resume from the last good checkpoint with --resume auto";
 }
 
 }  // namespace
@@ -172,20 +162,8 @@ void Trainer::BuildOptimizerAndSchedules() {
   // (tests/e2e/run_outputs.sh) forbids.
   optimizer_ = MakeOptimizer(train, model_->Parameters(), sync_->Buckets(), /*fused=*/device_.is_cuda());
   if (lead_) spdlog::info("optimizer: {}", optimizer_->Describe());
-  GraphFacts graph;
-  graph.cuda = device_.is_cuda();
-  graph.built = CudaGraphsBuilt();
-  graph.torchscript = config_.model.kind == ModelKind::kTorchScript;
-  graph.bf16 = train.precision == Precision::kBf16;
-  graph.accumulation = train.accumulation_steps;
-  graph.capturable_optimizer = optimizer_->Capturable();
-  graph.skip_nonfinite = train.nan_check_every > 0 && train.on_nonfinite == OnNonFinite::kSkip;
-  const GraphDecision captured = DecideCudaGraph(config_.runtime.cuda_graph, graph);
-  if (lead_) spdlog::info("{}", captured.reason);
-  if (captured.use) {
-    graph_step_ = MakeCudaGraphStep(device_, /*warmup_steps=*/3);
-    lr_on_device_ = at::zeros({}, at::TensorOptions().dtype(at::kFloat).device(device_));
-  }
+  step_runner_ = std::make_unique<StepRunner>(config_, world_, device_,
+                                              StepParts{*model_, *sync_, *comm_, *optimizer_, *train_, *lr_});
   early_stop_.emplace(train.plateau, train.early_stop_patience);
   best_.emplace(train.plateau);
 }
@@ -201,20 +179,7 @@ void Trainer::Resume(const std::string& checkpoint) {
   start_epoch_ = s.epoch;
   start_step_ = s.step_in_epoch;
   if (start_step_ > 0) {
-    // This rank's own partial losses; on another world size, the ranks' mean.
-    resumed_losses_ = s.world_size == world_.Size() ? s.partial_losses[world_.Rank()] : s.partial_losses.mean(0);
-    if (resumed_losses_.size(1) != Columns()) {
-      throw ConfigError("checkpoint '" + checkpoint + "' stopped inside an epoch with " +
-                        std::to_string(resumed_losses_.size(1) - 1) + " metrics per step, but the model records " +
-                        std::to_string(metric_names_.size()) +
-                        "; resume with the same model, or from an epoch-boundary checkpoint (epoch-NNNNNN.pt)");
-    }
-    if (resumed_losses_.size(0) != steps_) {
-      throw ConfigError("checkpoint '" + checkpoint + "' stopped inside an epoch of " +
-                        std::to_string(resumed_losses_.size(0)) + " steps, but this run has " + std::to_string(steps_) +
-                        " steps per epoch; resume with the same data, batch size and world "
-                        "size, or from an epoch-boundary checkpoint (epoch-NNNNNN.pt)");
-    }
+    resumed_losses_ = ResumedStepLosses(s, checkpoint, world_.Rank(), world_.Size(), steps_, Columns());
   }
   global_step_ = s.global_step;
   const double scale = lr_->Restore(s.lr, global_step_);
@@ -260,7 +225,7 @@ void Trainer::Fit() {
   Finish();
 }
 
-Trainer::EpochTotals Trainer::TrainEpoch(int64_t epoch) {
+EpochTotals Trainer::TrainEpoch(int64_t epoch) {
   EpochTotals totals;
   totals.start = Clock::now();
   test_hooks_->StartEpoch();
@@ -277,106 +242,11 @@ Trainer::EpochTotals Trainer::TrainEpoch(int64_t epoch) {
     Heartbeat("training step");
     test_hooks_->BeforeStep(global_step_);
     if (StopRequestedEverywhere()) CheckpointAndStopForPreemption(epoch, step, totals.step_losses);
-    Step(epoch, step, totals);
+    step_runner_->Run(epoch, step, global_step_, totals);
     progress.Step(step + 1);
   }
   progress.Finish();
   return totals;
-}
-
-// One optimizer step: K micro-batches whose gradients of loss/K accumulate locally (only the
-// last backward communicates, its buckets all-reduced as they fill when runtime.overlap is
-// on), the gradient average, the opt-in non-finite check, and the update.
-void Trainer::Step(int64_t epoch, int64_t step, EpochTotals& totals) {
-  const int64_t accumulation = config_.train.accumulation_steps;
-  // Sampling noise: per rank and per step, so that a resumed run draws the same noise.
-  torch::manual_seed(MixSeed(static_cast<uint64_t>(config_.train.seed), 0xC0FFEE + static_cast<uint64_t>(global_step_),
-                             static_cast<uint64_t>(world_.Rank())));
-  if (graph_step_) {
-    CapturedStep(epoch, step, totals);
-    return;
-  }
-  optimizer_->ZeroGrad();
-  for (int64_t micro = 0; micro < accumulation; ++micro) {
-    const auto t0 = Clock::now();
-    const Batch b = train_->Next();  // [B, L] each
-    const auto t1 = Clock::now();
-    // Samples its latent from the generator seeded above.
-    const ModelOutput out = ForwardAndLoss(*model_, b, config_.train.precision);
-    sync_->PrepareBackward(/*communicate=*/micro == accumulation - 1);
-    (out.loss / static_cast<double>(accumulation)).backward();
-    totals.step_losses[step] += LossAndMetricMeans(out) / static_cast<double>(accumulation);
-    totals.data_seconds += std::chrono::duration<double>(t1 - t0).count();
-    totals.compute_seconds += SecondsSince(t1);
-  }
-  const auto t2 = Clock::now();
-  comm_->BeginTimedSpan();
-  sync_->AverageGradients();
-  comm_->EndTimedSpan();
-  const auto t3 = Clock::now();
-  if (config_.train.clip_grad_norm > 0) sync_->ClipGradNorm(config_.train.clip_grad_norm);
-  if (NonFiniteStepEverywhere(step, totals)) {
-    HandleNonFiniteStep(epoch, step, totals);
-  } else {
-    optimizer_->Step(lr_->ForStep(global_step_));
-  }
-  totals.comm_seconds += std::chrono::duration<double>(t3 - t2).count();
-  totals.compute_seconds += SecondsSince(t3);
-}
-
-// runtime.cuda_graph: the step replayed from one CUDA graph (train/cuda_graph_step.h). What
-// differs per step is set on the device before the replay: the batch (copied into the graph's
-// buffers), the learning rate, the noise's seed (set by Step). The all-reduce runs inside the
-// graph, so comm_seconds is not split out of compute_seconds. Nothing but the batch copy and the
-// lr fill is launched outside the graph, and nothing waits on the host.
-void Trainer::CapturedStep(int64_t epoch, int64_t step, EpochTotals& totals) {
-  const auto t0 = Clock::now();
-  const Batch b = train_->Next();  // [B, L] each
-  const auto t1 = Clock::now();
-  lr_on_device_.fill_(lr_->ForStep(global_step_));
-  const at::Tensor losses = graph_step_->Run(b, [this](const Batch& batch) { return StepBodyForGraph(batch); });
-  optimizer_->CountStep();
-  totals.step_losses[step] += losses;
-  // on_nonfinite=stop only (skip never captures): the update has run, the run stops anyway.
-  if (NonFiniteStepEverywhere(step, totals)) HandleNonFiniteStep(epoch, step, totals);
-  totals.data_seconds += std::chrono::duration<double>(t1 - t0).count();
-  totals.compute_seconds += SecondsSince(t1);
-}
-
-// What the graph holds: one whole step on `batch`, its loss and metrics [1 + metrics] returned.
-at::Tensor Trainer::StepBodyForGraph(const Batch& batch) {
-  optimizer_->ZeroGrad();
-  const ModelOutput out = ForwardAndLoss(*model_, batch, config_.train.precision);
-  sync_->PrepareBackward(/*communicate=*/true);
-  out.loss.backward();
-  sync_->AverageGradients();
-  if (config_.train.clip_grad_norm > 0) sync_->ClipGradNorm(config_.train.clip_grad_norm);
-  optimizer_->StepOnDevice(lr_on_device_);
-  return LossAndMetricMeans(out);
-}
-
-// Opted in (train.nan_check_every, a host sync, at every N-th global step): whether some rank's
-// loss of this step is not finite, the same all-reduced verdict on every rank.
-bool Trainer::NonFiniteStepEverywhere(int64_t step, const EpochTotals& totals) {
-  const int64_t every = config_.train.nan_check_every;
-  if (every <= 0 || (global_step_ + 1) % every != 0) return false;
-  return world_.AnyRank(!std::isfinite(totals.step_losses[step][0].item<float>()));
-}
-
-// train.on_nonfinite: stop the run, or leave the step out (not applied; NaN losses, which the
-// epoch's means skip) and count it.
-void Trainer::HandleNonFiniteStep(int64_t epoch, int64_t step, EpochTotals& totals) {
-  const std::string where = "epoch " + std::to_string(epoch + 1) + " step " + std::to_string(step + 1);
-  if (config_.train.on_nonfinite == OnNonFinite::kStop) {
-    throw Error("the training loss became non-finite on some rank in " + where + "; " + LrAdvice(lr_->Lr()),
-                kExitNonFinite, /*agreed=*/true);
-  }
-  ++totals.skipped_steps;
-  totals.step_losses[step].fill_(std::numeric_limits<float>::quiet_NaN());
-  if (lead_ && totals.skipped_steps <= 3) {
-    spdlog::warn("non-finite loss in {}: step skipped (train.on_nonfinite=skip){}", where,
-                 totals.skipped_steps == 3 ? "; further skips this epoch are counted in skipped_steps" : "");
-  }
 }
 
 // Step boundary: stop together if any rank was signalled (one int all-reduced on the host).
@@ -408,7 +278,9 @@ EpochRecord Trainer::EndEpoch(int64_t epoch, const EpochTotals& totals) {
   BroadcastBuffers();
   const auto val_start = Clock::now();
   const ValResult v = Validate(*model_, *val_, config_.train.precision, *comm_);
-  EpochRecord record = RecordOf(epoch, totals, train_means, v, train_seconds, SecondsSince(val_start));
+  const EpochSeconds seconds{train_seconds, SecondsSince(val_start), SecondsSince(totals.start),
+                             comm_->TakeTimedSeconds()};
+  EpochRecord record = RecordOf(epoch, totals, train_means, v, seconds);
   record.max_rss_mb = world_.MaxOverRanks(ResidentMegabytes());
   if (gpu_monitor_) RecordGpuStats(record);  // every rank's device is CUDA, or none is
   best_->Observe(record.epoch, MonitoredValue(record, monitor_));
@@ -434,10 +306,10 @@ void Trainer::BroadcastBuffers() {
   }
 }
 
-// The epoch's record from what the epoch measured (no collective): train_means [1 + metrics] on
-// the host, the validation result, and the seconds of training and validation.
+// The epoch's record from what the epoch measured (pure): train_means [1 + metrics] on the host,
+// the validation result, and the clocks.
 EpochRecord Trainer::RecordOf(int64_t epoch, const EpochTotals& totals, const at::Tensor& train_means,
-                              const ValResult& v, double train_seconds, double val_seconds) {
+                              const ValResult& v, const EpochSeconds& seconds) const {
   EpochRecord record;
   record.epoch = epoch + 1;
   record.global_step = global_step_;
@@ -450,18 +322,18 @@ EpochRecord Trainer::RecordOf(int64_t epoch, const EpochTotals& totals, const at
   record.lr = lr_->Lr();
   record.global_batch = lr_->Policy().global_batch;
   record.world_size = world_.Size();
-  record.train_seconds = train_seconds;
-  record.val_seconds = val_seconds;
-  record.samples_per_s = static_cast<double>(steps_ * record.global_batch) / train_seconds;
-  record.epoch_seconds = SecondsSince(totals.start);
+  record.train_seconds = seconds.train;
+  record.val_seconds = seconds.val;
+  record.samples_per_s = static_cast<double>(steps_ * record.global_batch) / seconds.train;
+  record.epoch_seconds = seconds.epoch;
   record.data_seconds = totals.data_seconds;
   record.compute_seconds = totals.compute_seconds;
   record.comm_seconds = totals.comm_seconds;
   // On CUDA the host does not wait for the all-reduce: the device's own timing of the step's
   // wait for it is comm_seconds, and compute is the rest of the time not spent on data.
-  if (const std::optional<double> device_comm = comm_->TakeTimedSeconds()) {
-    record.comm_seconds = *device_comm;
-    record.compute_seconds = std::max(0.0, train_seconds - record.data_seconds - record.comm_seconds);
+  if (seconds.device_comm) {
+    record.comm_seconds = *seconds.device_comm;
+    record.compute_seconds = std::max(0.0, seconds.train - record.data_seconds - record.comm_seconds);
   }
   record.skipped_steps = totals.skipped_steps;
   return record;
@@ -499,7 +371,7 @@ at::Tensor Trainer::ReduceTrainLosses(int64_t epoch, const EpochTotals& totals) 
   const float loss = host.data_ptr<float>()[0];
   if (!std::isfinite(loss)) {
     throw Error("the training loss became " + fmt::format("{}", loss) + " in epoch " + std::to_string(epoch + 1) +
-                    "; " + LrAdvice(lr_->Lr()),
+                    "; " + LowerLrAdvice(lr_->Lr()),
                 kExitNonFinite, /*agreed=*/true);
   }
   return host;

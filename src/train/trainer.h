@@ -23,11 +23,11 @@
 #include "run/run_directory.h"
 #include "run/tensorboard_log.h"
 #include "train/checkpoint.h"
-#include "train/cuda_graph_step.h"
 #include "train/hang_watchdog.h"
 #include "train/lr_schedule.h"
 #include "train/optimizer.h"
 #include "train/plateau.h"
+#include "train/step_runner.h"
 #include "train/test_hooks.h"
 #include "train/training_data.h"
 #include "train/validate.h"
@@ -52,14 +52,6 @@ class Trainer {
 
  private:
   using Clock = std::chrono::steady_clock;
-  // One epoch's training, accumulated on this rank.
-  struct EpochTotals {
-    Clock::time_point start;
-    at::Tensor step_losses;  // [steps, Columns()]: (loss, metrics...) per step, on the device
-    double data_seconds = 0, compute_seconds = 0, comm_seconds = 0;
-    int64_t skipped_steps = 0;
-  };
-
   // Construction phases, in this order.
   std::string PrepareRunDirectory(const TrainOptions& options);
   void BuildModelAndSync();
@@ -68,17 +60,16 @@ class Trainer {
 
   // The loop.
   EpochTotals TrainEpoch(int64_t epoch);
-  void Step(int64_t epoch, int64_t step, EpochTotals& totals);
-  void CapturedStep(int64_t epoch, int64_t step, EpochTotals& totals);
-  at::Tensor StepBodyForGraph(const Batch& batch);
-  bool NonFiniteStepEverywhere(int64_t step, const EpochTotals& totals);
-  void HandleNonFiniteStep(int64_t epoch, int64_t step, EpochTotals& totals);
   bool StopRequestedEverywhere();
   [[noreturn]] void CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const at::Tensor& step_losses);
   EpochRecord EndEpoch(int64_t epoch, const EpochTotals& totals);
   void BroadcastBuffers();
+  struct EpochSeconds {
+    double train = 0, val = 0, epoch = 0;
+    std::optional<double> device_comm;  // CUDA: the device's timing of the waits for all-reduces
+  };
   EpochRecord RecordOf(int64_t epoch, const EpochTotals& totals, const at::Tensor& train_means, const ValResult& v,
-                       double train_seconds, double val_seconds);
+                       const EpochSeconds& seconds) const;
   void PublishRecord(const EpochRecord& record, const EpochTotals& totals);
   at::Tensor ReduceTrainLosses(int64_t epoch, const EpochTotals& totals);
   void RecordGpuStats(EpochRecord& record);
@@ -106,8 +97,7 @@ class Trainer {
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<GradientSync> sync_;
   std::unique_ptr<Optimizer> optimizer_;
-  std::unique_ptr<GraphStep> graph_step_;  // runtime.cuda_graph, where the step is captured
-  at::Tensor lr_on_device_;                // its learning rate, [] float32, set before each replay
+  std::unique_ptr<StepRunner> step_runner_;  // one optimizer step, eager or captured
   std::optional<LrSchedule> lr_;
   std::optional<EarlyStopping> early_stop_;
   std::optional<BestEpoch> best_;

@@ -25,7 +25,7 @@ void CheckAgainst(const std::string& name, double weight_decay, Update update, b
   settings.decoupled = decoupled;
   settings.fused = fused;
   FlatAdam adam(params, test::TwoBuckets(params), settings);
-  ASSERT_EQ(adam.Fused(), fused);
+  ASSERT_EQ(adam.Capturable(), fused);  // the fused kernel, which alone is capturable
   const at::Tensor lrs = reference.at("lrs").toTensor();
   for (int64_t step = 0; step < lrs.size(0); ++step) {
     test::SetRecordedGradients(adam, params, reference, step);
