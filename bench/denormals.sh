@@ -15,9 +15,10 @@ run() {  # run SETTING N: one demo training; "early late final_train final_val"
   local dir="$WORK/$1-$2"
   mpirun -np 2 $(mpi_flags_for 2) build/clustertrain train --config configs/gw_vae.yaml \
     --set runtime.flush_denormal="$1" --set output.dir="$dir" >/dev/null 2>&1
-  python3 - "$dir/metrics.jsonl" <<'PYEOF'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+  PYTHONPATH=tests/e2e python3 - "$dir" <<'PYEOF'
+import statistics, sys
+import runs
+rows = runs.records(sys.argv[1])
 early = statistics.median(r["samples_per_s"] for r in rows if r["epoch"] < 10)
 late = statistics.median(r["samples_per_s"] for r in rows if r["epoch"] > 10)
 print(f"{early:.0f} {late:.0f} {rows[-1]['train_loss']:.6g} {rows[-1]['val_loss']:.6g}")

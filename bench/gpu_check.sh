@@ -239,10 +239,11 @@ graph_steps() {
       --set runtime.cuda_graph=$graph --set output.dir=/tmp/ct-gpu/graph-$batch-$graph --set train.epochs=2 \
       --set output.checkpoint_every=0 --set output.log_every=0 --overwrite
   done
-  python3 - "$batch" <<'PY'
-import json, sys
+  PYTHONPATH=tests/e2e python3 - "$batch" <<'PY'
+import sys
+import runs as run_files
 batch = sys.argv[1]
-runs = {g: [json.loads(l) for l in open(f"/tmp/ct-gpu/graph-{batch}-{g}/metrics.jsonl")] for g in ("off", "on")}
+runs = {g: run_files.records(f"/tmp/ct-gpu/graph-{batch}-{g}") for g in ("off", "on")}
 for eager, graph in zip(runs["off"], runs["on"]):
     for key in ("train_loss", "val_loss"):
         if abs(eager[key] - graph[key]) > 1e-4 * abs(eager[key]):

@@ -26,6 +26,9 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
+import runs  # noqa: E402  (reading run directories: one copy for tests and benches)
+
 FIELDS = ["mode", "world_size", "threads_per_rank", "batch_per_rank", "global_batch", "lr", "samples_per_s",
           "epoch_seconds", "data_seconds", "compute_seconds", "comm_seconds", "steps_per_epoch",
           "compute_ms_per_step", "efficiency", "core_efficiency", "parameters"]
@@ -46,7 +49,7 @@ def collect(out):
         if not os.path.isdir(run):
             continue
         mode, world = re.match(r".*/(weak|strong)-w(\d+)$", run).groups()
-        records = [json.loads(line) for line in open(os.path.join(run, "metrics.jsonl"))]
+        records = runs.records(run)
         if len(records) < 2:
             sys.exit(f"{run}: fewer than 2 epochs in metrics.jsonl")
         later = records[1:]  # the first epoch warms up

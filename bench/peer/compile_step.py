@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from ddp_vae import vae_loss, vae_mlp
+from ddp_vae import VaeMlp, vae_loss
 
 
 def main():
@@ -23,7 +23,7 @@ def main():
     args = parser.parse_args()
     torch.manual_seed(1234)
     device = torch.device("cuda")
-    model = vae_mlp(1024, [512, 256], 16).to(device)
+    model = VaeMlp(1024, [512, 256], 16).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, fused=True)
     x = torch.randn(16, args.batch, 1024, device=device)
     eps = torch.randn(16, args.batch, 16, device=device)

@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from ddp_vae import Forward, add_training_arguments, vae_mlp
+from ddp_vae import Forward, VaeMlp, add_training_arguments
 
 
 def train(args):
@@ -30,7 +30,7 @@ def train(args):
     os.environ.setdefault("MASTER_PORT", "29534")
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(args.seed)
-    model = vae_mlp(args.length, args.hidden, args.latent)
+    model = VaeMlp(args.length, args.hidden, args.latent)
     ddp = nn.parallel.DistributedDataParallel(Forward(model, args.beta))
     lr = args.lr * (args.batch * world) / args.base_batch
     optimizer = torch.optim.Adam(ddp.parameters(), lr=lr)

@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 
 import h5py
@@ -19,22 +20,9 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-
-def vae_mlp(length, hidden, latent):
-    """clustertrain's vae_mlp: encoder -> [mu | logvar], decoder mirrors the widths."""
-    enc, width = [], length
-    for h in hidden:
-        enc += [nn.Linear(width, h), nn.ReLU()]
-        width = h
-    enc.append(nn.Linear(width, 2 * latent))
-    dec, width = [], latent
-    for h in reversed(hidden):
-        dec += [nn.Linear(width, h), nn.ReLU()]
-        width = h
-    dec.append(nn.Linear(width, length))
-    model = nn.Module()
-    model.encoder, model.decoder = nn.Sequential(*enc), nn.Sequential(*dec)
-    return model
+# clustertrain's vae_mlp in PyTorch, the one replica the tests check model.pt against.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e"))
+from reference_models import VaeMlp  # noqa: E402
 
 
 def vae_loss(model, x, target, eps, beta):
@@ -83,7 +71,7 @@ def train(args):
     os.environ.setdefault("MASTER_PORT", "29533")
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(args.seed)
-    model = vae_mlp(args.length, args.hidden, args.latent)
+    model = VaeMlp(args.length, args.hidden, args.latent)
     ddp = nn.parallel.DistributedDataParallel(Forward(model, args.beta))
     lr = args.lr * (args.batch * world) / args.base_batch  # the linear rule, as clustertrain's
     optimizer = torch.optim.Adam(ddp.parameters(), lr=lr)
@@ -117,7 +105,7 @@ def compute_only(args):
     """The step on training rows already in memory (16 batches of rows drawn across the file,
     cycled, as clustertrain's `bench step` does): no data loading, no communication."""
     torch.manual_seed(args.seed)
-    model = vae_mlp(args.length, args.hidden, args.latent)
+    model = VaeMlp(args.length, args.hidden, args.latent)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     with h5py.File(args.data, "r") as f:
         x_all, y_all = torch.from_numpy(f[args.input_key][:]), torch.from_numpy(f[args.target_key][:])

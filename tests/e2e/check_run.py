@@ -1,32 +1,16 @@
 """Checks a clustertrain run directory the way a Python user reads it."""
 import argparse
-import json
 import math
 import sys
 
 import torch
 
+import runs
+from reference_models import VaeMlp
+
 FIELDS = ["epoch", "global_step", "train_loss", "train_mse", "train_kl", "val_loss", "val_mse", "val_kl", "lr",
           "global_batch", "world_size", "samples_per_s", "train_seconds", "val_seconds", "epoch_seconds",
           "data_seconds", "compute_seconds", "comm_seconds"]
-
-
-def vae_mlp(length, hidden, latent):
-    """The Python module that clustertrain's vae_mlp mirrors, name for name."""
-    enc, width = [], length
-    for h in hidden:
-        enc += [torch.nn.Linear(width, h), torch.nn.ReLU()]
-        width = h
-    enc.append(torch.nn.Linear(width, 2 * latent))
-    dec, width = [], latent
-    for h in reversed(hidden):
-        dec += [torch.nn.Linear(width, h), torch.nn.ReLU()]
-        width = h
-    dec.append(torch.nn.Linear(width, length))
-    model = torch.nn.Module()
-    model.encoder = torch.nn.Sequential(*enc)
-    model.decoder = torch.nn.Sequential(*dec)
-    return model
 
 
 def main():
@@ -39,7 +23,7 @@ def main():
     ap.add_argument("--world-size", type=int, required=True)
     a = ap.parse_args()
 
-    rows = [json.loads(line) for line in open(a.run + "/metrics.jsonl")]
+    rows = runs.records(a.run)
     assert len(rows) == a.epochs, f"{len(rows)} metrics rows, expected {a.epochs}"
     for row in rows:
         missing = [f for f in FIELDS if f not in row]
@@ -55,7 +39,7 @@ def main():
     assert abs(rows[0]["val_loss"] - (rows[0]["val_mse"] + 1e-3 * rows[0]["val_kl"])) < 1e-6, rows[0]
 
     state = torch.load(a.run + "/model.pt")
-    model = vae_mlp(a.length, a.hidden, a.latent)
+    model = VaeMlp(a.length, a.hidden, a.latent)
     model.load_state_dict(state, strict=True)  # same names and shapes as the Python module
     with torch.no_grad():
         h = model.encoder(torch.zeros(2, a.length))

@@ -5,6 +5,10 @@ PY=$2
 PY_OK=$3
 MPIEXEC=${4:-mpiexec}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ct-e2e.XXXXXX")
+# The Python helpers every test imports: runs.py (reading and comparing run directories) and
+# reference_models.py (the built-in models in PyTorch).
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export PYTHONPATH="$E2E_DIR${PYTHONPATH:+:$PYTHONPATH}"
 trap 'rm -rf "$WORK"' EXIT
 
 need_python() {

@@ -79,10 +79,7 @@ for sharding in static blocks; do
 done
 "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/one.h5" --set data.val="$WORK/one.h5" \
   --set train.epochs=1 --set output.dir="$WORK/direct" >/dev/null
-"$PY" -c "
-import json
-a, b = (json.loads(open(f'$WORK/{r}/metrics.jsonl').readline()) for r in ('direct', 'vds_static'))
-assert a['train_loss'] == b['train_loss'] and a['val_loss'] == b['val_loss'], (a, b)"
+"$PY" "$E2E_DIR/runs.py" same "$WORK/direct" "$WORK/vds_static" --epochs 1 --keys train_loss,val_loss >/dev/null
 echo "ok: a virtual dataset trains like the file it maps (static, blocks, validation)"
 # data.fields: renamed virtual datasets and an extra float64 field [3] travel with their rows
 # (the VAE reads input and target only): the same numbers as the file they map.
@@ -93,10 +90,7 @@ for sharding in static blocks; do
     || { cat "$WORK/named.txt"; fail "training on data.fields ($sharding) failed"; }
 done
 grep -q "fields 'input' \[128\], 'params' \[3\], 'target' \[128\]" "$WORK/named.txt" || { cat "$WORK/named.txt"; fail "fields"; }
-"$PY" -c "
-import json
-a, b = (json.loads(open(f'$WORK/{r}/metrics.jsonl').readline()) for r in ('direct', 'named_static'))
-assert a['train_loss'] == b['train_loss'] and a['val_loss'] == b['val_loss'], (a, b)"
+"$PY" "$E2E_DIR/runs.py" same "$WORK/direct" "$WORK/named_static" --epochs 1 --keys train_loss,val_loss >/dev/null
 echo "ok: data.fields maps renamed (virtual) datasets and an extra field of its own shape and type"
 expect_failure 3 "virtual dataset 'input' maps rows from files that do not exist: missing_part.h5" -- \
   "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/gap.h5" --set data.val="$WORK/one.h5" --set output.dir="$WORK/gap"
@@ -117,10 +111,7 @@ same_run() {  # same_run A B [flags]: train on A and on B; the same losses
   done
   grep -q "data: '$WORK/$b.h5' stores 'input' as [a-z0-9]* and 'target' as [a-z0-9]*: read collectively in that type" \
     "$WORK/typed.txt" || { cat "$WORK/typed.txt"; fail "the conversion of $b.h5 is not logged"; }
-  "$PY" -c "
-import json, sys
-a, b = ([json.loads(l) for l in open(f'$WORK/typed_{r}$*/metrics.jsonl')] for r in ('$a', '$b'))
-assert [(r['train_loss'], r['val_loss']) for r in a] == [(r['train_loss'], r['val_loss']) for r in b], (a, b)"
+  "$PY" "$E2E_DIR/runs.py" same "$WORK/typed_$a$*" "$WORK/typed_$b$*" --keys train_loss,val_loss >/dev/null
 }
 same_run one double
 same_run one double --set data.sharding=blocks --set data.block_rows=100
@@ -158,7 +149,6 @@ with h5py.File(w + "/one.h5") as a, h5py.File(w + "/head.h5", "w") as h, h5py.Fi
         h[key] = a[key][:799]; t[key] = a[key][799:]  # 999 rows, fraction 0.2: the last 200
 PYEOF
 V=(--config configs/tiny.yaml --set train.epochs=2)
-split_metrics() { "$PY" -c "import json; print([(r['train_loss'], r['val_loss']) for r in map(json.loads, open('$1/metrics.jsonl'))])"; }
 for ranks in 1 2 3; do
   for sharding in static blocks; do
     S=(--set data.sharding=$sharding --set data.block_rows=100)
@@ -166,8 +156,8 @@ for ranks in 1 2 3; do
       --set output.dir="$WORK/split$ranks$sharding" >"$WORK/split.txt" 2>&1 || { cat "$WORK/split.txt"; fail "val_fraction run"; }
     "$MPIEXEC" -n $ranks "$BIN" train "${V[@]}" "${S[@]}" --set data.train="$WORK/head.h5" --set data.val="$WORK/tail.h5" \
       --set output.dir="$WORK/files$ranks$sharding" >/dev/null 2>&1 || fail "head/tail run"
-    [[ "$(split_metrics "$WORK/split$ranks$sharding")" == "$(split_metrics "$WORK/files$ranks$sharding")" ]] \
-      || fail "val_fraction on $ranks ranks ($sharding) is not the head/tail split"
+    "$PY" "$E2E_DIR/runs.py" same "$WORK/split$ranks$sharding" "$WORK/files$ranks$sharding" --keys train_loss,val_loss \
+      >/dev/null || fail "val_fraction on $ranks ranks ($sharding) is not the head/tail split"
   done
 done
 grep -q "data.val_fraction=0.2: rows 799-998 of '$WORK/one.h5' are the validation set, never trained on; training uses rows 0-798" \

@@ -31,7 +31,7 @@ grep -q "model: torchscript module" "$WORK/script.txt" || fail "no torchscript m
 "$PY" - "$WORK" "$HERE" <<'PYEOF'
 import sys, warnings, h5py, numpy as np, torch
 w, here = sys.argv[1], sys.argv[2]
-sys.path[:0] = [here, here + "/../../configs/torchscript"]
+sys.path.insert(0, here + "/../../configs/torchscript")
 from reference_models import VaeMlp, VaeConv1d
 from make_model import ResidualVae
 warnings.filterwarnings("ignore", "'torch.load' received a zip file")
@@ -85,7 +85,8 @@ PYEOF
 "$PY" "$WORK/bn_module.py" "$WORK/bn.pt"
 train_and_predict bn --set model.kind=torchscript --set model.path="$WORK/bn.pt"
 "$PY" - "$WORK" <<'PYEOF'
-import json, sys, warnings, h5py, torch
+import sys, warnings, h5py, torch
+import runs
 w = sys.argv[1]
 sys.path.insert(0, w)
 from bn_module import BnAutoencoder
@@ -93,7 +94,7 @@ warnings.filterwarnings("ignore", "'torch.load' received a zip file")
 module = BnAutoencoder()
 state = torch.load(f"{w}/bn/model.pt")
 module.load_state_dict(state, strict=True)
-steps = [json.loads(l) for l in open(f"{w}/bn/metrics.jsonl")][-1]["global_step"]
+steps = runs.last(f"{w}/bn")["global_step"]
 bn = module.encoder[1]
 assert bn.num_batches_tracked.item() == steps, (bn.num_batches_tracked.item(), steps)
 assert bn.running_mean.abs().sum() > 0 and not torch.allclose(bn.running_var, torch.ones(32)), "running stats untrained"
@@ -116,10 +117,10 @@ PYEOF
   --set runtime.allreduce_precision=bf16 --set output.dir="$WORK/bf16" >"$WORK/bf16.txt" 2>&1
 grep -q "precision bf16" "$WORK/bf16.txt" && grep -q "sent as bf16" "$WORK/bf16.txt" || { cat "$WORK/bf16.txt"; fail "bf16 not reported"; }
 "$PY" - "$WORK" <<'PYEOF'
-import json, sys
+import sys
+import runs
 w = sys.argv[1]
-last = lambda run: [json.loads(l) for l in open(f"{w}/{run}/metrics.jsonl")][-1]
-a, b = last("fp32"), last("bf16")
+a, b = runs.last(f"{w}/fp32"), runs.last(f"{w}/bf16")
 assert abs(a["val_loss"] - b["val_loss"]) <= 0.05 * a["val_loss"], (a["val_loss"], b["val_loss"])
 assert a["val_loss"] != b["val_loss"], "bf16 changed nothing"
 print(f"ok: bf16 val loss {b['val_loss']:.5f} vs fp32 {a['val_loss']:.5f} after 4 epochs")

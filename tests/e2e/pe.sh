@@ -14,7 +14,6 @@
 #   - the six bad inputs of the contract: one clear message, exit 2 or 3.
 source "$(dirname "$0")/common.sh"
 need_python
-HERE=$(cd "$(dirname "$0")" && pwd)
 "$MPIEXEC" -n 2 "$BIN" make-data --out "$WORK/train.h5" -n 65536 -l 256 --seed 11 >/dev/null
 "$MPIEXEC" -n 2 "$BIN" make-data --out "$WORK/val.h5" -n 2048 -l 256 --seed 12 >/dev/null
 "$MPIEXEC" -n 2 "$BIN" make-data --out "$WORK/test.h5" -n 2048 -l 256 --seed 13 >/dev/null
@@ -33,12 +32,12 @@ grep -q "mean \[2048, 5\], log_sigma \[2048, 5\]" "$WORK/predict.txt" || { cat "
 "$PY" configs/pe/pp_plot.py "$WORK/posterior.h5" "$WORK/test.h5" --json >"$WORK/pp.json" || fail "pp_plot.py"
 "$PY" configs/pe/pp_plot.py "$WORK/posterior.h5" "$WORK/test.h5" --out "$WORK/pp.png"
 
-"$PY" - "$WORK" "$HERE" <<'PYEOF'
+"$PY" - "$WORK" <<'PYEOF'
 import json, math, struct, sys, h5py, numpy as np
-w = sys.argv[1]
-sys.path.insert(0, sys.argv[2])
+import runs
 from read_events import read_events
-rows = {n: [json.loads(l) for l in open(f"{w}/np{n}/metrics.jsonl")] for n in (1, 2)}
+w = sys.argv[1]
+rows = {n: runs.records(f"{w}/np{n}") for n in (1, 2)}
 names = ["t_merge", "f_start", "amplitude", "phase", "damping"]
 keys = [f"{s}_{m}" for s in ("train", "val") for m in ["loss"] + [f"mae_{n}" for n in names]]
 assert all(k in rows[2][0] for k in keys), sorted(rows[2][0])
@@ -89,10 +88,9 @@ preempt_at_step 700 "$WORK/pre.txt" -- "${P[@]}" --set output.dir="$WORK/pre"
   || { cat "$WORK/resumed.txt"; fail "resuming the preempted run"; }
 grep -q "resumed from .*epoch-000002.step-000188.pt" "$WORK/resumed.txt" || { cat "$WORK/resumed.txt"; fail "resume"; }
 "$PY" -c "
-import json
-a, b = ([json.loads(l) for l in open(f'$WORK/{r}/metrics.jsonl')] for r in ('pre', 'np2'))
-keys = [k for k in b[0] if k.startswith(('train_', 'val_')) and not k.endswith('_seconds')]
-assert len(a) == len(b) and all(x[k] == y[k] for x, y in zip(a, b) for k in keys), 'resumed records differ'"
+import runs
+keys = [k for k in runs.records('$WORK/np2')[0] if k.startswith(('train_', 'val_')) and not k.endswith('_seconds')]
+runs.same_records('$WORK/pre', '$WORK/np2', keys)"
 echo "ok: preempted mid-epoch and resumed, the losses and metrics equal the straight run's"
 
 # No host sync per step with the dict contract either: an epoch of 16 steps makes as many host

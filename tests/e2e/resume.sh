@@ -12,18 +12,14 @@ train2 --set output.dir="$WORK/resumed" --set train.epochs=2 >/dev/null
 train2 --set output.dir="$WORK/resumed" --set train.epochs=4 --resume auto | tee "$WORK/resume.txt"
 grep -q "resumed from .*epoch-000002.pt: epoch 2 done" "$WORK/resume.txt" || fail "did not resume from epoch 2"
 "$PY" - "$WORK" <<'PYEOF'
-import json, sys, torch
+import sys
+import runs
 w = sys.argv[1]
-def rows(run):
-    return [json.loads(l) for l in open(f"{w}/{run}/metrics.jsonl")]
-a, b = rows("straight"), rows("resumed")
-assert len(a) == len(b) == 4, (len(a), len(b))
 keys = ["epoch", "global_step", "train_loss", "train_mse", "train_kl", "val_loss", "val_mse", "val_kl", "lr"]
-for x, y in zip(a, b):
-    assert all(x[k] == y[k] for k in keys), (x, y)
+runs.same_records(f"{w}/straight", f"{w}/resumed", keys, epochs=4)
+a = runs.records(f"{w}/straight")
 assert len({r["lr"] for r in a}) > 1, "the lr never dropped: the plateau state was not exercised"
-sa, sb = torch.load(f"{w}/straight/model.pt"), torch.load(f"{w}/resumed/model.pt")
-assert all(torch.equal(sa[k], sb[k]) for k in sa), "weights differ"
+runs.same_weights(f"{w}/straight", f"{w}/resumed")
 assert len(open(f"{w}/resumed/metrics.csv").read().splitlines()) == 5
 print("ok: resumed run equals the uninterrupted run bit for bit; lrs", [r["lr"] for r in a])
 PYEOF
@@ -36,14 +32,8 @@ train2 "${S[@]}" --set output.dir="$WORK/sgd_resumed" --set train.epochs=1 >/dev
 train2 "${S[@]}" --set output.dir="$WORK/sgd_resumed" --set train.epochs=3 --resume auto >"$WORK/sgd.txt" \
   || { cat "$WORK/sgd.txt"; fail "resuming SGD"; }
 grep -q "optimizer: SGD (momentum 0.9, L2 weight decay 0.01)" "$WORK/sgd.txt" || { cat "$WORK/sgd.txt"; fail "no SGD line"; }
-"$PY" -c "
-import json, torch
-rows = lambda r: [json.loads(l) for l in open(f'$WORK/{r}/metrics.jsonl')]
-a, b = rows('sgd_straight'), rows('sgd_resumed')
-assert len(a) == len(b) == 3 and all(x['train_loss'] == y['train_loss'] and x['val_loss'] == y['val_loss'] for x, y in zip(a, b)), (a, b)
-sa, sb = torch.load('$WORK/sgd_straight/model.pt'), torch.load('$WORK/sgd_resumed/model.pt')
-assert all(torch.equal(sa[k], sb[k]) for k in sa), 'weights differ'
-" || fail "SGD's resumed run differs from the straight run"
+"$PY" "$E2E_DIR/runs.py" same "$WORK/sgd_straight" "$WORK/sgd_resumed" --epochs 3 --keys train_loss,val_loss --weights \
+  || fail "SGD's resumed run differs from the straight run"
 expect_failure 2 "holds no state of the optimizer 'adam': it was trained with another train.optimizer" -- \
   "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/sgd_resumed" --set train.epochs=4 --resume auto \
   --allow-config-changes

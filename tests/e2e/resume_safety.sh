@@ -8,7 +8,7 @@ need_python
 tiny_data "$WORK" 1024
 T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5")
 train2() { "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" "$@"; }
-records() { "$PY" -c "import json, sys; print(len([json.loads(l) for l in open(sys.argv[1])]))" "$1/metrics.jsonl"; }
+records() { "$PY" "$E2E_DIR/runs.py" count "$1"; }
 
 # flip FILE RECORD: one byte inside the data of the ZIP record whose name ends with RECORD.
 flip() {
@@ -31,7 +31,7 @@ PY
 # 1. A finished run whose epoch checkpoints were deleted: best.pt is the newest full checkpoint
 # (lr 0.05 makes the best epoch an early one, so later epochs are trained again).
 train2 --set output.dir="$WORK/done" --set train.epochs=6 --set train.lr=0.05 >/dev/null
-best=$("$PY" -c "import json; print(max(json.loads(l)['best_epoch'] for l in open('$WORK/done/metrics.jsonl')))")
+best=$("$PY" -c "import runs; print(max(r['best_epoch'] for r in runs.records('$WORK/done')))")
 md5sum "$WORK/done/model.pt" >"$WORK/model.md5"
 rm "$WORK"/done/checkpoints/epoch-*.pt
 train2 --set output.dir="$WORK/done" --set train.epochs=6 --set train.lr=0.05 --resume auto >"$WORK/best.txt" 2>&1 \

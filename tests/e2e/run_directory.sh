@@ -92,8 +92,8 @@ grep -q "resuming with train.epochs = 3 (the checkpoint's run had 2)" "$WORK/all
 grep -q "lr in use 4.000e-03" "$WORK/allowed.txt" || { cat "$WORK/allowed.txt"; fail "the log does not show the lr in use"; }
 grep -q "lr: 0.004" "$WORK/c/config.yaml" || fail "config.yaml does not record the lr in use"
 "$PY" -c "
-import json
-rows = [json.loads(l) for l in open('$WORK/c/metrics.jsonl')]
+import runs
+rows = runs.records('$WORK/c')
 assert [r['epoch'] for r in rows] == [1, 2, 3], rows
 assert rows[1]['lr'] == 0.001 and abs(rows[2]['lr'] - 0.004) < 1e-12, [r['lr'] for r in rows]"
 echo "all run directory cases ok"

@@ -22,9 +22,10 @@ T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="
 grep -q "best epoch [0-9]* (val loss .*): $WORK/run/best.pt" "$WORK/first.txt" || { cat "$WORK/first.txt"; fail "no best-epoch line"; }
 
 "$PY" - "$WORK/run" <<'PYEOF'
-import json, sys, torch
+import sys, torch
+import runs
 run = sys.argv[1]
-rows = [json.loads(l) for l in open(f"{run}/metrics.jsonl")]
+rows = runs.records(run)
 best, best_epoch = float("inf"), 0
 for r in rows:  # the plateau's test: min mode, rel threshold 0.5
     if r["val_loss"] < best * (1 - 0.5):
@@ -49,12 +50,12 @@ grep -q "resumed from .*epoch-000004.pt" "$WORK/second.txt" || { cat "$WORK/seco
 [[ "$(ls "$WORK/run/checkpoints")" == "$(printf 'best.pt\nepoch-000007.pt')" ]] \
   || { ls "$WORK/run/checkpoints"; fail "output.keep=1 should leave the newest checkpoint and best.pt"; }
 
-"$PY" - "$WORK/run" "$(dirname "$0")" <<'PYEOF'
-import json, math, sys, struct, torch
-run = sys.argv[1]
-sys.path.insert(0, sys.argv[2])
+"$PY" - "$WORK/run" <<'PYEOF'
+import math, sys, struct, torch
+import runs
 from read_events import read_events
-rows = [json.loads(l) for l in open(f"{run}/metrics.jsonl")]
+run = sys.argv[1]
+rows = runs.records(run)
 assert [r["epoch"] for r in rows] == list(range(1, 8)), [r["epoch"] for r in rows]
 f32 = lambda x: float("nan") if x is None else struct.unpack("f", struct.pack("f", x))[0]
 tag = lambda name: ("time/" + name[:-8] if name.endswith("_seconds") else

@@ -36,9 +36,10 @@ grep -q "resumed from .*epoch-000003.pt" "$WORK/other-by-this.txt" || fail "this
 grep -q "resumed from .*epoch-000003.pt" "$WORK/this-by-other.txt" || fail "the other build did not resume this one's checkpoint"
 
 "$PY" - "$WORK" <<'PYEOF'
-import json, sys
+import sys
+import runs
 w = sys.argv[1]
-rows = lambda run: [json.loads(l) for l in open(f"{w}/{run}/metrics.jsonl")]
+rows = lambda run: runs.records(f"{w}/{run}")
 def close(a, b, what):
     assert len(a) == len(b), (what, len(a), len(b))
     for x, y in zip(a, b):

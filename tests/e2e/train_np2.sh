@@ -23,9 +23,10 @@ done
   --set train.early_stop_patience=2 --set train.plateau.threshold=0.5 | tee "$WORK/acc.txt"
 grep -q "global batch 64 = 16 x 2 ranks x 2" "$WORK/acc.txt" || fail "lr derivation lacks the accumulation"
 grep -q "early stop after epoch 3" "$WORK/acc.txt" || fail "early stop did not happen after epoch 3"
-"$PY" - "$WORK/acc/metrics.jsonl" <<'PYEOF'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+"$PY" - "$WORK/acc" <<'PYEOF'
+import sys
+import runs
+rows = runs.records(sys.argv[1])
 assert len(rows) == 3, len(rows)
 assert all(r["global_batch"] == 64 for r in rows), rows
 assert rows[0]["global_step"] == 2048 // 64, rows[0]["global_step"]   # optimizer steps, not micro-batches

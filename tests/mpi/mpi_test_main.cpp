@@ -3,6 +3,9 @@
 // Ranks other than 0 print only failures.
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "cluster/mpi_world.h"
 #include "mpi/mpi_test_world.h"
@@ -17,6 +20,12 @@ bool AllRanksAgree(bool ok) {
   int value = ok ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   return value == 1;
+}
+
+std::string SharedTempPath(const std::string& name) {
+  int pid = static_cast<int>(getpid());
+  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return std::filesystem::temp_directory_path().string() + "/ct_mpi_" + std::to_string(pid) + "_" + name;
 }
 }  // namespace ct::test
 

@@ -22,11 +22,8 @@ constexpr int64_t kLength = 8;
 void WriteIndexedRows(const std::string& path, MPI_Comm comm) { test::WriteIndexedRows(path, comm, 0, kRows, kLength); }
 
 std::string PathFor(const char* name, bool per_rank) {
-  int pid = static_cast<int>(getpid());
-  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::string path = std::filesystem::temp_directory_path().string() + "/ct_blocks_" + std::to_string(pid) + "_";
-  if (per_rank) path += "r" + std::to_string(test::World().Rank()) + "_";
-  return path + name;
+  const std::string rank = per_rank ? "r" + std::to_string(test::World().Rank()) + "_" : "";
+  return test::SharedTempPath("blocks_" + rank + name);
 }
 
 // `path` as a dataset of one file, opened by this process alone.

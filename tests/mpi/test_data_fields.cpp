@@ -41,9 +41,7 @@ void WriteFields(const std::string& path, int64_t first, int64_t rows) {
 class DataFields : public ::testing::Test {
  protected:
   void SetUp() override {
-    int pid = static_cast<int>(getpid());
-    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    dir_ = std::filesystem::temp_directory_path().string() + "/ct_fields_" + std::to_string(pid);
+    dir_ = test::SharedTempPath("fields");
     if (test::World().Rank() == 0) std::filesystem::create_directories(dir_);
     MPI_Barrier(MPI_COMM_WORLD);
     WriteFields(dir_ + "/part-0.h5", 0, 600);

@@ -20,10 +20,7 @@ constexpr int64_t kLength = 4;
 
 // A directory for this test run, the same on every rank; removed by Cleanup.
 std::string SharedDir(const char* name) {
-  int pid = static_cast<int>(getpid());
-  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  const std::string dir =
-      std::filesystem::temp_directory_path().string() + "/ct_files_" + std::to_string(pid) + "_" + name;
+  const std::string dir = test::SharedTempPath(std::string("files_") + name);
   if (test::World().Rank() == 0) std::filesystem::create_directory(dir);
   MPI_Barrier(MPI_COMM_WORLD);
   return dir;

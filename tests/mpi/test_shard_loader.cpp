@@ -16,11 +16,7 @@
 namespace ct {
 namespace {
 
-std::string SharedTempPath(const char* name) {
-  int pid = static_cast<int>(getpid());
-  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  return std::filesystem::temp_directory_path().string() + "/ct_mpi_" + std::to_string(pid) + "_" + name;
-}
+using test::SharedTempPath;
 
 TEST(ShardLoader, EachRankReadsExactlyItsRowsOfACollectivelyWrittenFile) {
   const auto& world = test::World();
@@ -74,7 +70,7 @@ TEST(ShardLoader, SliceReadsStayCollective) {
     const RowRange slice = RankSlice(777, world.Size(), world.Rank());
     std::vector<float> rows(static_cast<size_t>(slice.Size() * 32));
     file.ReadRows("input", slice.begin, slice.Size(), rows.data());
-    cause = file.IndependentFallbackCause();
+    cause = file.CollectiveFallbackCause();
   }
   EXPECT_TRUE(test::AllRanksAgree(cause == 0)) << "H5D_MPIO cause bits " << cause;
   MPI_Barrier(MPI_COMM_WORLD);

@@ -18,10 +18,7 @@ namespace ct {
 namespace {
 
 TEST(Validate, ReducedLossEqualsTheSingleProcessMean) {
-  int pid = static_cast<int>(getpid());
-  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  const std::string path =
-      std::filesystem::temp_directory_path().string() + "/ct_mpi_val_" + std::to_string(pid) + ".h5";
+  const std::string path = test::SharedTempPath("val.h5");
   ChirpOptions options;
   options.length = 32;
   WriteChirpDataset(path, 1001, options, MPI_COMM_WORLD);

@@ -14,15 +14,7 @@ two_node_placement() {
 
 # same_run DIR_A DIR_B EPOCHS: two run directories hold the same run, metrics and weights bit for bit.
 same_run() {
-  "$PY" - "$1" "$2" "$3" <<'PYEOF'
-import json, sys, torch
-dirs, epochs = sys.argv[1:3], int(sys.argv[3])
-a, b = ([json.loads(l) for l in open(f"{d}/metrics.jsonl")] for d in dirs)
-keys = ["epoch", "global_step", "train_loss", "val_loss", "lr"]
-assert len(a) == len(b) == epochs and all(x[k] == y[k] for x, y in zip(a, b) for k in keys), (a, b)
-sa, sb = (torch.load(f"{d}/model.pt") for d in dirs)
-assert all(torch.equal(sa[k], sb[k]) for k in sa), "weights differ"
-PYEOF
+  "$PY" "$E2E_DIR/runs.py" same "$1" "$2" --epochs "$3" --keys epoch,global_step,train_loss,val_loss,lr --weights
 }
 
 # ranks_ended PID...: every rank process ends within 30 s (after the job did: its daemons' last
