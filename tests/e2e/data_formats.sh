@@ -100,7 +100,7 @@ expect_failure 3 "virtual dataset 'input' maps rows from files that do not exist
 # like the same integers stored as float32, and float16 trains; HDF5 never falls back to
 # independent I/O for them (rank 0 would warn).
 "$BIN" info "$WORK/half.h5" | contains "float16 \[999, 128\]" || fail "info does not report float16"
-same_run() {  # same_run A B [flags]: train on A and on B; the same losses
+trains_alike() {  # trains_alike A B [flags]: training on A.h5 and on B.h5 gives the same losses
   local a=$1 b=$2 run
   shift 2
   for run in "$a" "$b"; do
@@ -113,9 +113,9 @@ same_run() {  # same_run A B [flags]: train on A and on B; the same losses
     "$WORK/typed.txt" || { cat "$WORK/typed.txt"; fail "the conversion of $b.h5 is not logged"; }
   "$PY" "$E2E_DIR/runs.py" same "$WORK/typed_$a$*" "$WORK/typed_$b$*" --keys train_loss,val_loss >/dev/null
 }
-same_run one double
-same_run one double --set data.sharding=blocks --set data.block_rows=100
-same_run ints_as_float ints
+trains_alike one double
+trains_alike one double --set data.sharding=blocks --set data.block_rows=100
+trains_alike ints_as_float ints
 "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/half.h5" --set data.val="$WORK/half.h5" \
   --set train.epochs=1 --set output.dir="$WORK/half" >/dev/null || fail "float16 rows did not train"
 echo "ok: float64 and int16 train exactly like float32 holding the same values; float16 trains"
