@@ -46,10 +46,12 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   const std::unique_ptr<StepStream> step_stream = MakeStepStream(device);  // before any autograd node
   const std::unique_ptr<Model> model = MakeModel(config.model, rows.Fields());
   model->To(device);
-  // Training's optimizer (train.optimizer) over flat parameter and gradient buffers; fused where
-  // LibTorch has the kernel.
+  // Training's optimizer (train.optimizer) over flat parameter and gradient buffers, with the
+  // update kernel training uses or the one --adam names.
   const std::vector<at::Tensor> params = model->Parameters();
-  const std::unique_ptr<Optimizer> owned = MakeOptimizer(config.train, params, OwnGradients(params), /*fused=*/true);
+  const bool fused = options.adam == "fused" || (options.adam == "auto" && device.is_cuda());
+  const bool one_pass = options.adam == "auto" || options.adam == "one-pass";
+  const std::unique_ptr<Optimizer> owned = MakeOptimizer(config.train, params, OwnGradients(params), fused, one_pass);
   Optimizer& optimizer = *owned;
   // runtime.cuda_graph=on on a GPU: the step replayed from one graph, as training replays it.
   std::unique_ptr<GraphStep> graph;
@@ -113,10 +115,11 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   fmt::print(
       "{{\"compute_only_samples_per_s\": {:.1f}, \"step_ms\": {:.3f}, \"threads\": {}, \"ranks\": {}, "
       "\"batch\": {}, \"device\": \"{}\", \"model\": \"{}\", \"precision\": \"{}\", \"matrix_gflops\": {:.1f}, "
-      "\"forward_ms\": {:.3f}, \"backward_ms\": {:.3f}, \"optimizer_ms\": {:.3f}, \"cuda_graph\": {}}}\n",
+      "\"forward_ms\": {:.3f}, \"backward_ms\": {:.3f}, \"optimizer_ms\": {:.3f}, \"cuda_graph\": {}, "
+      "\"optimizer\": \"{}\"}}\n",
       static_cast<double>(batch) / mean_step, 1e3 * mean_step, placement.binding.threads, world.Size(), batch,
       device.str(), NameOf(config.model.kind), NameOf(config.train.precision), gflops, 1e3 * Median(forward_s),
-      1e3 * Median(backward_s), 1e3 * Median(optimizer_s), graph ? "true" : "false");
+      1e3 * Median(backward_s), 1e3 * Median(optimizer_s), graph ? "true" : "false", optimizer.Describe());
 }
 
 }  // namespace ct

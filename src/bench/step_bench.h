@@ -5,6 +5,8 @@
 // with the median step of each rank.
 #pragma once
 
+#include <string>
+
 #include "cluster/mpi_world.h"
 #include "util/config.h"
 
@@ -13,6 +15,10 @@ namespace ct {
 struct StepBenchOptions {
   int warmup = 20;  // untimed steps first
   int steps = 100;  // timed steps
+  // Adam's update kernel: "auto" (training's: LibTorch's fused kernel on CUDA, one pass on the
+  // CPU), "one-pass", "passes" (ATen's five elementwise passes) or "fused" (LibTorch's, where
+  // it has one for the device; else the passes).
+  std::string adam = "auto";
 };
 
 void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOptions& options);

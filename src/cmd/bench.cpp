@@ -71,6 +71,11 @@ Command AddBenchCommand(CLI::App& app) {
   AddConfigOptions(args->step_cli, *args);
   args->step_cli->add_option("--steps", args->step.steps, "timed steps")->check(AtLeastOne());
   args->step_cli->add_option("--warmup", args->step.warmup, "untimed steps before them")->check(FiniteNonNegative());
+  args->step_cli
+      ->add_option("--adam", args->step.adam,
+                   "Adam's update kernel: auto (training's: LibTorch's fused kernel on CUDA, one pass on the CPU), "
+                   "one-pass, passes (ATen's five elementwise passes) or fused (LibTorch's, where it has one)")
+      ->check(CLI::IsMember({"auto", "one-pass", "passes", "fused"}));
 
   args->io_cli = cli->add_subcommand(
       "io", "read throughput of data.sharding static and blocks (and the seed layout) against the page cache");

@@ -1,9 +1,11 @@
 #include "train/flat_adam.h"
 
+#include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
 
 #include <cmath>
 
+#include "train/adam_cpu.h"
 #include "util/error.h"
 
 namespace ct {
@@ -16,6 +18,11 @@ FlatAdam::FlatAdam(std::vector<at::Tensor> params, std::vector<GradientBucket> g
   const auto& flat_groups = flat_.Groups();
   fused_ = settings_.fused && !flat_groups.empty() && HasFusedKernel(flat_groups.front().grads.device()) &&
            flat_groups.front().grads.scalar_type() == at::kFloat;
+  one_pass_ = !fused_ && settings_.one_pass && !flat_groups.empty();
+  for (const FlatParams::Group& g : flat_groups) {
+    one_pass_ = one_pass_ && g.params.device().is_cpu() && g.params.scalar_type() == at::kFloat &&
+                g.grads.scalar_type() == at::kFloat && g.params.is_contiguous() && g.grads.is_contiguous();
+  }
 }
 
 std::string FlatAdam::Describe() const {
@@ -23,7 +30,9 @@ std::string FlatAdam::Describe() const {
   return std::string(decay && settings_.decoupled ? "AdamW" : "Adam") +
          (decay && !settings_.decoupled ? " (L2 weight decay)" : "") + " over " +
          std::to_string(flat_.Groups().size()) + " flat buffer(s), " +
-         (fused_ ? "LibTorch's fused kernel" : "five vectorised passes (no fused kernel here)");
+         (fused_      ? "LibTorch's fused kernel"
+          : one_pass_ ? "one vectorised pass over the buffers on the rank's threads"
+                      : "five vectorised passes (no fused kernel here)");
 }
 
 bool FlatAdam::HasFusedKernel(const c10::Device& device) {
@@ -83,6 +92,22 @@ void FlatAdam::StepOnDevice(const at::Tensor& lr) {
   RunFusedKernel(lr);
 }
 
+// Each group's elements split into chunks over LibTorch's intra-op threads (the rank's cores).
+void FlatAdam::OnePassStep(double lr) {
+  const AdamSettings& s = settings_;
+  const AdamScalars scalars = MakeAdamScalars(lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.decoupled, steps_);
+  for (size_t i = 0; i < flat_.Groups().size(); ++i) {
+    FlatParams::Group& g = flat_.Groups()[i];
+    float* param = g.params.data_ptr<float>();
+    const float* grad = g.grads.data_ptr<float>();
+    float* exp_avg = exp_avg_[i].data_ptr<float>();
+    float* exp_avg_sq = exp_avg_sq_[i].data_ptr<float>();
+    at::parallel_for(0, g.params.numel(), /*grain_size=*/1 << 15, [&](int64_t begin, int64_t end) {
+      AdamUpdate(param + begin, grad + begin, exp_avg + begin, exp_avg_sq + begin, end - begin, scalars);
+    });
+  }
+}
+
 at::Tensor FlatAdam::State(size_t param, size_t name) const {
   const std::vector<at::Tensor>& buffers = name == 0 ? exp_avg_ : exp_avg_sq_;
   return flat_.View(buffers[flat_.GroupOf(param)], param);
@@ -99,6 +124,10 @@ void FlatAdam::Step(double lr) {
   ++steps_;
   if (fused_) {
     FusedStep(lr);
+    return;
+  }
+  if (one_pass_) {
+    OnePassStep(lr);
     return;
   }
   const double b1 = settings_.beta1, b2 = settings_.beta2;

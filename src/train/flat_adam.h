@@ -2,7 +2,8 @@
 // (decoupled weight decay) or torch.optim.Adam (weight decay as an L2 term of the gradient). The
 // moments are flat buffers of the parameters' layout. Elementwise, each pass is torch.optim's
 // single-tensor update, so the result equals PyTorch's to float32 rounding; where LibTorch has a
-// fused kernel for the device it runs instead (torch.optim.Adam(fused=True)).
+// fused kernel for the device it runs instead (torch.optim.Adam(fused=True)), and on the CPU
+// our own one-pass kernel (train/adam_cpu.h) does, with the step count on the host.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -20,6 +21,7 @@ struct AdamSettings {
   double weight_decay = 0.0;
   bool decoupled = true;  // AdamW: p *= 1 - lr * weight_decay before the update; else Adam: g += wd * p
   bool fused = true;      // LibTorch's fused kernel where it has one for the device (HasFusedKernel)
+  bool one_pass = true;   // else, on the CPU with float32 buffers: one pass of train/adam_cpu.h
 };
 
 class FlatAdam : public Optimizer {
@@ -54,6 +56,7 @@ class FlatAdam : public Optimizer {
 
  private:
   void FusedStep(double lr);
+  void OnePassStep(double lr);
   template <class Lr>
   void RunFusedKernel(const Lr& lr);  // flat_adam.cpp only
 
@@ -63,6 +66,7 @@ class FlatAdam : public Optimizer {
   std::vector<at::Tensor> step_;                  // per group: the fused kernel's step count, [] float32
   int64_t steps_ = 0;
   bool fused_ = false;
+  bool one_pass_ = false;          // train/adam_cpu.h's kernel (CPU, float32, not fused_)
   bool device_steps_set_ = false;  // the groups' step tensors hold steps_ (StepOnDevice)
 };
 

@@ -6,7 +6,7 @@
 namespace ct {
 
 std::unique_ptr<Optimizer> MakeOptimizer(const TrainConfig& train, std::vector<at::Tensor> params,
-                                         std::vector<GradientBucket> buckets, bool fused) {
+                                         std::vector<GradientBucket> buckets, bool fused, bool one_pass) {
   switch (train.optimizer) {
     case OptimizerKind::kSgd:
       return std::make_unique<FlatSgd>(std::move(params), std::move(buckets), train.momentum, train.weight_decay);
@@ -16,6 +16,7 @@ std::unique_ptr<Optimizer> MakeOptimizer(const TrainConfig& train, std::vector<a
       adam.weight_decay = train.weight_decay;
       adam.decoupled = train.optimizer == OptimizerKind::kAdamW;
       adam.fused = fused;
+      adam.one_pass = one_pass;
       return std::make_unique<FlatAdam>(std::move(params), std::move(buckets), adam);
     }
   }

@@ -47,8 +47,10 @@ class Optimizer {
 };
 
 // The optimizer train.optimizer names, over `params` in the flat layout of `buckets`.
-// `fused`: LibTorch's fused kernel where the optimizer and device have one.
+// `fused`: LibTorch's fused kernel where the optimizer and device have one (training: on CUDA);
+// else `one_pass`: Adam's own one-pass CPU kernel (train/adam_cpu.h); else ATen's elementwise
+// passes. `bench step --adam` chooses among them for a side-by-side measurement.
 std::unique_ptr<Optimizer> MakeOptimizer(const TrainConfig& train, std::vector<at::Tensor> params,
-                                         std::vector<GradientBucket> buckets, bool fused);
+                                         std::vector<GradientBucket> buckets, bool fused, bool one_pass = true);
 
 }  // namespace ct

@@ -1,0 +1,58 @@
+#include "train/adam_cpu.h"
+
+#include <cmath>
+
+namespace ct {
+
+AdamScalars MakeAdamScalars(double lr, double beta1, double beta2, double eps, double weight_decay, bool decoupled,
+                            int64_t step) {
+  AdamScalars s;
+  s.beta1 = static_cast<float>(beta1);
+  s.beta2 = static_cast<float>(beta2);
+  s.eps = static_cast<float>(eps);
+  s.one_minus_beta1 = static_cast<float>(1 - beta1);
+  s.one_minus_beta2 = static_cast<float>(1 - beta2);
+  if (weight_decay > 0 && decoupled) s.decoupled_scale = static_cast<float>(1 - lr * weight_decay);
+  if (weight_decay > 0 && !decoupled) s.l2 = static_cast<float>(weight_decay);
+  s.neg_step_size = static_cast<float>(-lr / (1 - std::pow(beta1, static_cast<double>(step))));
+  s.bias_correction2_sqrt = static_cast<float>(std::sqrt(1 - std::pow(beta2, static_cast<double>(step))));
+  return s;
+}
+
+namespace {
+
+// One loop per kind of weight decay, so that no element pays for a term it does not have (and a
+// non-finite parameter never enters a gradient through a zero decay). This file is compiled
+// with -fno-math-errno, so that std::sqrt vectorises (the argument is never negative).
+template <bool kDecoupled, bool kL2>
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void Update(float* __restrict param, const float* __restrict grad, float* __restrict exp_avg,
+            float* __restrict exp_avg_sq, int64_t n, const AdamScalars s) {
+  for (int64_t i = 0; i < n; ++i) {
+    float p = param[i];
+    if constexpr (kDecoupled) p = p * s.decoupled_scale;
+    float g = grad[i];
+    if constexpr (kL2) g = g + s.l2 * p;
+    const float m = exp_avg[i] * s.beta1 + s.one_minus_beta1 * g;
+    const float v = exp_avg_sq[i] * s.beta2 + s.one_minus_beta2 * g * g;
+    exp_avg[i] = m;
+    exp_avg_sq[i] = v;
+    param[i] = p + s.neg_step_size * m / (std::sqrt(v) / s.bias_correction2_sqrt + s.eps);
+  }
+}
+
+}  // namespace
+
+void AdamUpdate(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n, const AdamScalars& s) {
+  if (s.decoupled_scale != 1) {
+    Update<true, false>(param, grad, exp_avg, exp_avg_sq, n, s);
+  } else if (s.l2 != 0) {
+    Update<false, true>(param, grad, exp_avg, exp_avg_sq, n, s);
+  } else {
+    Update<false, false>(param, grad, exp_avg, exp_avg_sq, n, s);
+  }
+}
+
+}  // namespace ct
