@@ -5,47 +5,55 @@
 # pass of train/adam_cpu.h (what it runs now), and LibTorch's fused kernel where the build has one
 # (LibTorch >= 2.4; training does not use it on the CPU: it reads its step count back every step)
 # -- on 1 rank (the node's cores) and 2 ranks (a core each). Interleaved, REPEATS rounds (default
-# 7); medians of the per-round medians.
-#   bench/adam_cpu.sh [REPEATS]        (CT_BIN: the binary, default build/clustertrain)
+# 7); medians of the per-round medians. Both builds where both exist (build/ against Debian's
+# LibTorch, build-torch2/ against pip's: launch/test.sh --torch pip), interleaved too.
+#   bench/adam_cpu.sh [REPEATS]        (CT_BINS: the binaries, space-separated)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPEATS=${1:-7}
-BIN=${CT_BIN:-build/clustertrain}
 source bench/common.sh
 OUT=bench/results/adam_cpu.md
-KERNELS=(passes one-pass)
-"$BIN" --version >/dev/null
-[[ "$("$BIN" bench step --config configs/gw_vae.yaml --steps 1 --warmup 0 --adam fused 2>/dev/null)" == *"LibTorch's fused kernel"* ]] &&
-  KERNELS+=(fused)
+if [[ -n "${CT_BINS:-}" ]]; then read -r -a BINS <<<"$CT_BINS"; else
+  BINS=(build/clustertrain)
+  [[ -x build-torch2/clustertrain ]] && BINS+=(build-torch2/clustertrain)
+fi
+# Each build's kernels: "fused" where its LibTorch has a fused CPU kernel.
+RUNS=()
+for bin in "${BINS[@]}"; do
+  RUNS+=("$bin passes" "$bin one-pass")
+  [[ "$("$bin" bench step --config configs/gw_vae.yaml --steps 1 --warmup 0 --adam fused 2>/dev/null)" == \
+    *"LibTorch's fused kernel"* ]] && RUNS+=("$bin fused")
+done
 for round in $(seq "$REPEATS"); do
   for ranks in 1 2; do
-    for kernel in "${KERNELS[@]}"; do
-      echo "bench: round $round/$REPEATS, $ranks rank(s), $kernel" >&2
-      mpirun -n "$ranks" $(mpi_flags_for "$ranks") "$BIN" bench step --config configs/gw_vae.yaml --adam "$kernel" \
-        --steps 200 --warmup 20 2>/dev/null | grep '^{' >>"$WORK/$ranks-$kernel.jsonl"
+    for i in "${!RUNS[@]}"; do
+      read -r bin kernel <<<"${RUNS[$i]}"
+      echo "bench: round $round/$REPEATS, $ranks rank(s), $bin $kernel" >&2
+      mpirun -n "$ranks" $(mpi_flags_for "$ranks") "$bin" bench step --config configs/gw_vae.yaml --adam "$kernel" \
+        --steps 200 --warmup 20 2>/dev/null | grep '^{' >>"$WORK/$ranks-$i.jsonl"
     done
   done
 done
-/usr/bin/python3 - "$WORK" "$REPEATS" "$BIN" "${KERNELS[@]}" >"$OUT" <<'PYEOF'
-import json, os, platform, statistics, subprocess, sys
-work, repeats, binary, kernels = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+/usr/bin/python3 - "$WORK" "$REPEATS" "${RUNS[@]}" >"$OUT" <<'PYEOF'
+import json, os, platform, re, statistics, sys
+work, repeats, runs = sys.argv[1], int(sys.argv[2]), [r.split() for r in sys.argv[3:]]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
-version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
 print("# Adam's update on the CPU\n")
-print(f"Machine: {os.cpu_count()} cores ({cpu}); {version}; `bench/adam_cpu.sh {repeats}`.")
+print(f"Machine: {os.cpu_count()} cores ({cpu}); `bench/adam_cpu.sh {repeats}`.")
 print("`clustertrain bench step --config configs/gw_vae.yaml --adam KERNEL --steps 200 --warmup 20`: the demo VAE")
 print("(1,325,600 parameters in one flat buffer), batch 128 per rank; each line the median over "
       f"{repeats} interleaved rounds of each round's median step.\n")
-print("| ranks x threads | Adam's kernel | Adam ms | step ms | Adam share of the step | Adam speed-up vs five passes |")
-print("|---|---|---:|---:|---:|---:|")
+print("| build | ranks x threads | Adam's kernel | Adam ms | step ms | Adam share of the step | Adam speed-up vs the build's five passes |")
+print("|---|---|---|---:|---:|---:|---:|")
 for ranks in (1, 2):
-    rows = {k: [json.loads(l) for l in open(f"{work}/{ranks}-{k}.jsonl")] for k in kernels}
-    med = {k: (statistics.median(r["optimizer_ms"] for r in v), statistics.median(r["step_ms"] for r in v))
-           for k, v in rows.items()}
-    threads = rows[kernels[0]][0]["threads"]
-    for k in kernels:
-        adam, step = med[k]
-        print(f"| {ranks} x {threads} | {rows[k][0]['optimizer'].split(', ', 1)[1]} | {adam:.2f} | {step:.2f} | "
-              f"{100 * adam / step:.1f}% | {med['passes'][0] / adam:.2f}x |")
+    rows = [[json.loads(l) for l in open(f"{work}/{ranks}-{i}.jsonl")] for i in range(len(runs))]
+    med = [(statistics.median(r["optimizer_ms"] for r in v), statistics.median(r["step_ms"] for r in v)) for v in rows]
+    for i, (binary, kernel) in enumerate(runs):
+        ninja = open(os.path.join(os.path.dirname(binary), "build.ninja")).read()
+        version = "LibTorch " + re.search(r"CT_LIBTORCH_VERSION=\\?\"?([0-9.]+)", ninja).group(1)
+        passes = next(j for j, (b, k) in enumerate(runs) if b == binary and k == "passes")
+        adam, step = med[i]
+        print(f"| {binary} ({version}) | {ranks} x {rows[i][0]['threads']} | {rows[i][0]['optimizer'].split(', ', 1)[1]} "
+              f"| {adam:.2f} | {step:.2f} | {100 * adam / step:.1f}% | {med[passes][0] / adam:.2f}x |")
 PYEOF
 cat "$OUT"

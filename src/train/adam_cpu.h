@@ -12,9 +12,9 @@ namespace ct {
 struct AdamScalars {
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
   float one_minus_beta1 = 0.1f, one_minus_beta2 = 0.001f;
-  float decoupled_scale = 1;  // AdamW: p *= 1 - lr * weight_decay first (1: no decoupled decay)
-  float l2 = 0;               // Adam with weight decay: g += weight_decay * p (0: none)
-  float neg_step_size = 0;    // -lr / (1 - beta1^t)
+  float decoupled_scale = 1;        // AdamW: p *= 1 - lr * weight_decay first (1: no decoupled decay)
+  float l2 = 0;                     // Adam with weight decay: g += weight_decay * p (0: none)
+  float neg_step_size = 0;          // -lr / (1 - beta1^t)
   float bias_correction2_sqrt = 1;  // sqrt(1 - beta2^t)
 };
 

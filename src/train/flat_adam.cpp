@@ -92,7 +92,10 @@ void FlatAdam::StepOnDevice(const at::Tensor& lr) {
   RunFusedKernel(lr);
 }
 
-// Each group's elements split into chunks over LibTorch's intra-op threads (the rank's cores).
+// Each group's elements split over LibTorch's intra-op threads (the rank's cores). This file is
+// compiled with -fopenmp: with LibTorch's OpenMP backend at::parallel_for's parallel region is
+// in the header, and would run serially here otherwise. The OpenMP runtime is LibTorch's own
+// (libgomp.so.1, loaded once by its soname, the pip wheel's copy included).
 void FlatAdam::OnePassStep(double lr) {
   const AdamSettings& s = settings_;
   const AdamScalars scalars = MakeAdamScalars(lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.decoupled, steps_);
