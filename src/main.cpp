@@ -22,9 +22,9 @@ int main(int argc, char** argv) {
                ct::BuiltBackends()};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("clustertrain ") + CT_VERSION);
-  const std::vector<ct::Command> commands = {ct::AddTrainCommand(app),   ct::AddMakeDataCommand(app),
-                                             ct::AddConvertCommand(app), ct::AddPredictCommand(app),
-                                             ct::AddInfoCommand(app),    ct::AddBenchCommand(app)};
+  const std::vector<ct::Command> commands = {
+      ct::AddTrainCommand(app), ct::AddMakeDataCommand(app), ct::AddConvertCommand(app), ct::AddPredictCommand(app),
+      ct::AddInfoCommand(app),  ct::AddBenchCommand(app),    ct::AddTraceCommand(app)};
   // A mistyped command or sub-command (bench iox): CLI11 alone would say only "A subcommand is
   // required".
   if (const std::string problem = ct::MistypedCommand(app, argc, argv); !problem.empty()) {

@@ -25,6 +25,7 @@ Command AddConvertCommand(CLI::App& app);
 Command AddPredictCommand(CLI::App& app);
 Command AddInfoCommand(CLI::App& app);
 Command AddBenchCommand(CLI::App& app);
+Command AddTraceCommand(CLI::App& app);
 
 // The fatal path (main.cpp): starts MPI, runs `body`, and ends every rank with one message
 // if anything throws on any rank. Returns the exit code.

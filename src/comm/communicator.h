@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,9 @@ class Work {
  public:
   virtual ~Work() = default;
   virtual void Wait() = 0;
+  // After Wait(): when the operation completed, where the host sees it (MPI: the communication
+  // thread's clock); nullopt where it completes on a device stream (NCCL). For the trace.
+  virtual std::optional<std::chrono::steady_clock::time_point> DoneAt() const { return std::nullopt; }
 };
 
 class Communicator {

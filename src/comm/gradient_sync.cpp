@@ -1,10 +1,13 @@
 #include "comm/gradient_sync.h"
 
 #include <c10/core/GradMode.h>
+
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
+#include <algorithm>
 
+#include "run/trace.h"
 #include "util/error.h"
 
 namespace ct {
@@ -145,6 +148,7 @@ void GradientSync::MarkReady(size_t param) {
 void GradientSync::LaunchReadyBuckets() {
   while (next_launch_ < buckets_.size() && buckets_[next_launch_].unfilled == 0) {
     Bucket& bucket = buckets_[next_launch_++];
+    if (trace::On()) bucket.launched = std::chrono::steady_clock::now();
     if (options_.bf16) {
       if (!bucket.wire.defined()) bucket.wire = at::empty_like(bucket.flat, bucket.flat.options().dtype(at::kBFloat16));
       bucket.wire.copy_(bucket.flat);
@@ -167,12 +171,33 @@ void GradientSync::AverageGradients() {
     MarkReady(i);
   }
   LaunchReadyBuckets();
+  const bool tracing = trace::On();
   for (Bucket& bucket : buckets_) {
     bucket.work->Wait();
+    if (tracing) bucket.done = bucket.work->DoneAt();
     bucket.work.reset();
     if (options_.bf16) bucket.flat.copy_(bucket.wire);
   }
+  if (tracing) TraceBuckets();
   armed_ = false;
+}
+
+// Where the host knows when an all-reduce ended (MPI); on NCCL it ends on a stream.
+void GradientSync::TraceBuckets() const {
+  std::vector<std::pair<std::chrono::steady_clock::time_point, int64_t>> changes;  // bytes in flight +/-
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const Bucket& bucket = buckets_[b];
+    if (!bucket.done) return;
+    const at::Tensor& sent = options_.bf16 ? bucket.wire : bucket.flat;
+    const int64_t bytes = sent.numel() * static_cast<int64_t>(sent.element_size());
+    trace::RecordInterval("bucket in flight", "comm", static_cast<int64_t>(b), bucket.launched, *bucket.done,
+                          {{{"bucket", static_cast<int64_t>(b)}, {"bytes", bytes}}});
+    changes.emplace_back(bucket.launched, bytes);
+    changes.emplace_back(*bucket.done, -bytes);
+  }
+  std::stable_sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  int64_t in_flight = 0;
+  for (const auto& [at, change] : changes) trace::RecordCounter("bytes in flight", at, in_flight += change);
 }
 
 std::vector<GradientBucket> GradientSync::Buckets() const {

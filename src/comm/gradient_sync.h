@@ -21,8 +21,10 @@
 
 #include <ATen/ATen.h>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -79,12 +81,16 @@ class GradientSync {
     std::vector<size_t> params;  // indices into parameters_
     size_t unfilled = 0;         // parameters whose gradient is not final yet this step
     std::unique_ptr<Work> work;  // the all-reduce in flight
+    // For the trace (run/trace.h), while it records: when the all-reduce was launched and done.
+    std::chrono::steady_clock::time_point launched;
+    std::optional<std::chrono::steady_clock::time_point> done;
   };
   void StartFilling();  // no bucket complete, none launched
   void PointGradAtBucket(size_t param);
   void OnGradientReady(size_t param);  // the hook, after accumulation into .grad
   void MarkReady(size_t param);
   void LaunchReadyBuckets();
+  void TraceBuckets() const;  // each bucket's launch -> done, and the bytes in flight
 
   std::vector<at::Tensor> parameters_;
   Communicator& comm_;

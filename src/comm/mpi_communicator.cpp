@@ -6,6 +6,7 @@
 #include <c10/util/BFloat16.h>
 
 #include "cluster/mpi_check.h"
+#include "run/trace.h"
 #include "util/error.h"
 
 namespace ct {
@@ -72,6 +73,7 @@ void InPieces(const at::Tensor& tensor, Fn fn) {
 struct MpiCommunicator::Job {
   at::Tensor tensor;
   bool done = false;
+  std::chrono::steady_clock::time_point done_at;
   std::exception_ptr error;
 };
 
@@ -82,6 +84,10 @@ class MpiCommunicator::MpiWork : public Work {
     std::unique_lock<std::mutex> lock(owner_.mutex_);
     owner_.changed_.wait(lock, [&] { return job_->done; });
     if (job_->error) std::rethrow_exception(job_->error);
+  }
+  std::optional<std::chrono::steady_clock::time_point> DoneAt() const override {
+    std::lock_guard<std::mutex> lock(owner_.mutex_);
+    return job_->done ? std::optional(job_->done_at) : std::nullopt;
   }
 
  private:
@@ -118,6 +124,7 @@ void MpiCommunicator::Drain() {
 }
 
 void MpiCommunicator::RunThread() {
+  trace::NameThisThread("MPI communication");
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
@@ -127,6 +134,8 @@ void MpiCommunicator::RunThread() {
     ++running_;
     lock.unlock();
     try {
+      trace::Span span("all-reduce", "comm");
+      span.Set("bytes", job->tensor.numel() * static_cast<int64_t>(job->tensor.element_size()));
       Reduce(job->tensor);
       if (size_ > 1) job->tensor.div_(size_);
     } catch (...) {
@@ -134,6 +143,7 @@ void MpiCommunicator::RunThread() {
     }
     lock.lock();
     job->done = true;
+    job->done_at = std::chrono::steady_clock::now();
     --running_;
     changed_.notify_all();
   }
@@ -158,6 +168,7 @@ std::unique_ptr<Work> MpiCommunicator::AllReduceAverageAsync(at::Tensor tensor) 
   if (size_ == 1) {
     AllReduceAverage(job->tensor);
     job->done = true;
+    job->done_at = std::chrono::steady_clock::now();
   } else {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!thread_.joinable()) thread_ = std::thread([this] { RunThread(); });

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "data/row_file.h"
+#include "run/trace.h"
 #include "util/error.h"
 
 namespace ct {
@@ -93,6 +94,7 @@ class Reader {
         identities_(o_.files.paths.size()) {}
 
   void Run() {
+    trace::NameThisThread("block reader");
     try {
       // Pinned batches are allocated by this thread: on the training GPU, not device 0.
       const c10::OptionalDeviceGuard guard(o_.device.is_cuda() ? c10::optional<c10::Device>(o_.device) : c10::nullopt);
@@ -180,6 +182,8 @@ class Reader {
   // Reads `blocks` into the window buffers, one after another, piece by piece of each file; a
   // file read before must still be the file it was.
   void ReadWindow(const std::vector<int64_t>& blocks, size_t first, size_t end) {
+    trace::Span span("read", "data");
+    span.Set("blocks", static_cast<int64_t>(end - first));
     std::vector<FilePiece> pieces;
     for (size_t i = first; i < end; ++i) {
       for (const FilePiece& piece : o_.files.space.Pieces(plan_.Block(blocks[i]))) pieces.push_back(piece);
@@ -195,6 +199,7 @@ class Reader {
       ReadPiece(Open(piece.file), o_.schema, piece, rows, window_);
       rows += piece.rows;
     }
+    span.Set("rows", rows);
   }
 
   // The global row number of row `window_row` of the window of blocks [first, end).

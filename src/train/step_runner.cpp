@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "model/forward.h"
+#include "run/trace.h"
 #include "util/error.h"
 #include "util/logging.h"
 #include "util/random.h"
@@ -60,24 +61,40 @@ void StepRunner::Run(int64_t epoch, int64_t step, int64_t global_step, EpochTota
 // average, the opt-in non-finite check, and the update.
 void StepRunner::Eager(int64_t epoch, int64_t step, int64_t global_step, EpochTotals& totals) {
   const int64_t accumulation = train_.accumulation_steps;
+  trace::Span step_span("step", "step");
+  step_span.Set("step", global_step + 1);
   parts_.optimizer.ZeroGrad();
   for (int64_t micro = 0; micro < accumulation; ++micro) {
     const auto t0 = Clock::now();
-    const Batch b = parts_.batches.Next();  // [B, L] each
+    Batch b;
+    {
+      trace::Span span("batch", "data");
+      b = parts_.batches.Next();  // [B, L] each
+    }
     const auto t1 = Clock::now();
-    // Samples its latent from the generator seeded by Run.
-    const ModelOutput out = ForwardAndLoss(parts_.model, b, train_.precision);
-    parts_.sync.PrepareBackward(/*communicate=*/micro == accumulation - 1);
-    (out.loss / static_cast<double>(accumulation)).backward();
-    totals.step_losses[step] += LossAndMetricMeans(out) / static_cast<double>(accumulation);
+    ModelOutput out;
+    {
+      trace::Span span("forward", "compute");
+      out = ForwardAndLoss(parts_.model, b, train_.precision);  // its latent from the generator seeded by Run
+    }
+    {
+      trace::Span span("backward", "compute");  // with the buckets launched as they fill
+      parts_.sync.PrepareBackward(/*communicate=*/micro == accumulation - 1);
+      (out.loss / static_cast<double>(accumulation)).backward();
+      totals.step_losses[step] += LossAndMetricMeans(out) / static_cast<double>(accumulation);
+    }
     totals.data_seconds += SecondsBetween(t0, t1);
     totals.compute_seconds += SecondsBetween(t1, Clock::now());
   }
   const auto t2 = Clock::now();
-  parts_.comm.BeginTimedSpan();
-  parts_.sync.AverageGradients();
-  parts_.comm.EndTimedSpan();
+  {
+    trace::Span span("gradient wait", "comm");  // the buckets not yet launched, then every bucket's end
+    parts_.comm.BeginTimedSpan();
+    parts_.sync.AverageGradients();
+    parts_.comm.EndTimedSpan();
+  }
   const auto t3 = Clock::now();
+  trace::Span span("optimizer", "compute");
   if (train_.clip_grad_norm > 0) parts_.sync.ClipGradNorm(train_.clip_grad_norm);
   if (NonFiniteEverywhere(step, global_step, totals)) {
     HandleNonFinite(epoch, step, totals);
@@ -94,9 +111,16 @@ void StepRunner::Eager(int64_t epoch, int64_t step, int64_t global_step, EpochTo
 // graph, so comm_seconds is not split out of compute_seconds. Nothing but the batch copy and the
 // lr fill is launched outside the graph, and nothing waits on the host.
 void StepRunner::Captured(int64_t epoch, int64_t step, int64_t global_step, EpochTotals& totals) {
+  trace::Span step_span("step", "step");  // host time: the replay's launch, not its run on the GPU
+  step_span.Set("step", global_step + 1);
   const auto t0 = Clock::now();
-  const Batch b = parts_.batches.Next();  // [B, L] each
+  Batch b;
+  {
+    trace::Span span("batch", "data");
+    b = parts_.batches.Next();  // [B, L] each
+  }
   const auto t1 = Clock::now();
+  trace::Span span("graph replay", "compute");
   lr_on_device_.fill_(parts_.lr.ForStep(global_step));
   const at::Tensor losses = graph_step_->Run(b, [this](const Batch& batch) { return BodyForGraph(batch); });
   parts_.optimizer.CountStep();

@@ -13,6 +13,7 @@
 #include "model/forward.h"
 #include "model/make_model.h"
 #include "run/progress.h"
+#include "run/trace.h"
 #include "train/config_changes.h"
 #include "train/model_io.h"
 #include "train/resume_choice.h"
@@ -82,6 +83,18 @@ Trainer::Trainer(const Config& config, const MpiWorld& world, const TrainOptions
     tensorboard_ = std::make_unique<TensorBoardLog>(config_.output.dir, global_step_);
   test_hooks_ = std::make_unique<TrainerTestHooks>(lead_, global_step_);
   if (device_.is_cuda()) gpu_monitor_ = std::make_unique<GpuEpochMonitor>(device_.index());
+  trace_ = std::make_unique<TraceWindow>(config_.output.trace_steps, world_, config_.output.dir, TraceMetadata());
+}
+
+// What a trace's reader needs to know about the step: the backend and the buckets' bytes.
+std::string Trainer::TraceMetadata() const {
+  std::string bytes;
+  for (const GradientBucket& bucket : sync_->Buckets()) {
+    const int64_t element = config_.runtime.allreduce_precision == Precision::kBf16 ? 2 : bucket.grads.element_size();
+    bytes += (bytes.empty() ? "" : ",") + std::to_string(bucket.grads.numel() * element);
+  }
+  return fmt::format(R"("backend":"{}","device":"{}","bucket_bytes":[{}],"accumulation_steps":{})", comm_->Name(),
+                     device_.str(), bytes, config_.train.accumulation_steps);
 }
 
 // Start-up checks in order, each agreed over the ranks (one message naming the ranks and hosts
@@ -222,6 +235,7 @@ void Trainer::Fit() {
     if (stop_early) break;
     spdlog::debug("epoch {} done: train {} val {}", record.epoch, record.train_loss, record.val_loss);
   }
+  trace_->Close();
   Finish();
 }
 
@@ -240,6 +254,7 @@ EpochTotals Trainer::TrainEpoch(int64_t epoch) {
   train_->StartEpoch(epoch, resuming_here ? start_step_ * config_.train.accumulation_steps : 0);
   for (int64_t step = resuming_here ? start_step_ : 0; step < steps_; ++step, ++global_step_) {
     Heartbeat("training step");
+    trace_->BeforeStep(global_step_);
     test_hooks_->BeforeStep(global_step_);
     if (StopRequestedEverywhere()) CheckpointAndStopForPreemption(epoch, step, totals.step_losses);
     step_runner_->Run(epoch, step, global_step_, totals);
@@ -250,7 +265,10 @@ EpochTotals Trainer::TrainEpoch(int64_t epoch) {
 }
 
 // Step boundary: stop together if any rank was signalled (one int all-reduced on the host).
-bool Trainer::StopRequestedEverywhere() { return world_.AnyRank(PreemptionRequested()); }
+bool Trainer::StopRequestedEverywhere() {
+  trace::Span span("stop check", "step");
+  return world_.AnyRank(PreemptionRequested());
+}
 
 // Every rank's partial per-step losses go into the checkpoint, so that the resumed epoch's
 // train loss is exactly what it would have been. Collective: a gather, then a barrier once
@@ -272,12 +290,16 @@ void Trainer::CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const 
 // The epoch's train means over ranks, validation, and the record (rank 0 writes it). A
 // non-finite loss (all-reduced, so every rank sees it) stops every rank alike.
 EpochRecord Trainer::EndEpoch(int64_t epoch, const EpochTotals& totals) {
+  trace::Span span("epoch end", "epoch");
   const at::Tensor train_means = ReduceTrainLosses(epoch, totals);
   const double train_seconds = SecondsSince(totals.start);
   Heartbeat("validation");
   BroadcastBuffers();
   const auto val_start = Clock::now();
-  const ValResult v = Validate(*model_, *val_, config_.train.precision, *comm_);
+  const ValResult v = [&] {
+    trace::Span validation("validation", "epoch");
+    return Validate(*model_, *val_, config_.train.precision, *comm_);
+  }();
   const EpochSeconds seconds{train_seconds, SecondsSince(val_start), SecondsSince(totals.start),
                              comm_->TakeTimedSeconds()};
   EpochRecord record = RecordOf(epoch, totals, train_means, v, seconds);
@@ -399,6 +421,7 @@ bool Trainer::UpdateSchedules(const EpochRecord& record) {
 void Trainer::SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch, const at::Tensor& partial_losses) {
   if (!lead_) return;
   Heartbeat("checkpoint");
+  trace::Span span("checkpoint", "epoch");
   ct::SaveCheckpoint(CheckpointPath(config_.output.dir, epochs_done, step_in_epoch), *model_, *optimizer_,
                      StateNow(epochs_done, step_in_epoch, partial_losses));
   PruneCheckpoints(config_.output.dir, config_.output.keep);
@@ -409,6 +432,7 @@ void Trainer::SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch, const a
 void Trainer::SaveBest(int64_t epochs_done) {
   if (!lead_) return;
   Heartbeat("best model");
+  trace::Span span("best model", "epoch");
   SaveStateDict(model_->State(), config_.output.dir + "/best.pt");
   ct::SaveCheckpoint(BestCheckpointPath(config_.output.dir), *model_, *optimizer_, StateNow(epochs_done));
 }

@@ -22,6 +22,7 @@
 #include "run/metrics_writer.h"
 #include "run/run_directory.h"
 #include "run/tensorboard_log.h"
+#include "run/trace_window.h"
 #include "train/checkpoint.h"
 #include "train/hang_watchdog.h"
 #include "train/lr_schedule.h"
@@ -76,6 +77,7 @@ class Trainer {
   bool UpdateSchedules(const EpochRecord& record);
   void SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch = 0, const at::Tensor& partial_losses = {});
   void SaveBest(int64_t epochs_done);
+  std::string TraceMetadata() const;
   TrainingState StateNow(int64_t epochs_done, int64_t step_in_epoch = 0, const at::Tensor& partial_losses = {}) const;
   void Finish();
   int64_t Columns() const { return 1 + static_cast<int64_t>(metric_names_.size()); }  // loss and metrics
@@ -111,6 +113,7 @@ class Trainer {
   int64_t global_step_ = 0;
   std::unique_ptr<TrainerTestHooks> test_hooks_;  // CT_TEST_HOLD_AT_STEP, CT_TEST_COUNT_SYNCS
   std::unique_ptr<GpuEpochMonitor> gpu_monitor_;  // on CUDA
+  std::unique_ptr<TraceWindow> trace_;            // output.trace.steps
 };
 
 // Trainer(config, world, options).Fit().

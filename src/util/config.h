@@ -93,6 +93,9 @@ struct OutputConfig {
   int64_t checkpoint_every = 1;  // epochs between checkpoints (0: only at the end)
   int64_t keep = 3;              // checkpoints kept
   bool tensorboard = true;       // event files in dir/tensorboard
+  // Global steps [first, last] (1-based, inclusive) recorded in the timeline trace
+  // (run/trace_window.h); empty: no trace.
+  std::vector<int64_t> trace_steps;
 };
 
 struct RuntimeConfig {

@@ -18,9 +18,9 @@ namespace {
 
 std::string Shown(const YAML::Node& node) {
   if (node.IsScalar()) return "'" + node.Scalar() + "'";
-  std::ostringstream out;
-  out << YAML::Dump(node);
-  return out.str();
+  YAML::Emitter out;  // one line, as it would be typed: [5, 1]
+  out << YAML::Flow << node;
+  return out.c_str();
 }
 
 template <class T>
@@ -135,6 +135,38 @@ ConfigKey IntegerList(std::string name, std::string help, Access<std::vector<int
     access(c) = values;
   };
   key.get = [=](const Config& c) { return YAML::Node(access(const_cast<Config&>(c))); };
+  return key;
+}
+
+// [first, last]: two integers, 1 <= first <= last, at most kMaxTracedSteps apart; null (the
+// default) is an empty list.
+constexpr int64_t kMaxTracedSteps = 10000;  // every event stays in memory until the window closes
+
+ConfigKey StepRange(std::string name, std::string help, Access<std::vector<int64_t>> access) {
+  ConfigKey key{name, "[first, last], integers with 1 <= first <= last", help, nullptr, nullptr};
+  key.set = [=](Config& c, const YAML::Node& node, const std::string& where) {
+    if (node.IsNull()) {  // the default, off
+      access(c).clear();
+      return;
+    }
+    const std::string expected = "a list [first, last] of two step numbers such as [100, 110]";
+    if (!node.IsSequence() || node.size() != 2) Fail(name, where, "expected " + expected + ", got " + Shown(node));
+    const auto first = Convert<int64_t>(node[0], name, where, expected);
+    const auto last = Convert<int64_t>(node[1], name, where, expected);
+    if (first < 1 || last < first) {
+      Fail(name, where, "needs 1 <= first <= last (global steps count from 1), got " + Shown(node));
+    }
+    if (last - first >= kMaxTracedSteps) {
+      Fail(name, where,
+           "traces at most " + std::to_string(kMaxTracedSteps) +
+               " steps (every event stays in memory until the window closes), got " + Shown(node));
+    }
+    access(c) = {first, last};
+  };
+  key.get = [=](const Config& c) {
+    const std::vector<int64_t>& steps = access(const_cast<Config&>(c));
+    return steps.empty() ? YAML::Node(YAML::NodeType::Null) : YAML::Node(steps);  // null: written as ~
+  };
   return key;
 }
 
@@ -427,6 +459,12 @@ std::vector<ConfigKey> BuildKeys() {
           "TensorBoard event files in output.dir/tensorboard: every epoch record and the training loss every "
           "output.log_every steps (tensorboard --logdir)",
           [](Config & c) -> auto& { return c.output.tensorboard; }),
+      StepRange(
+          "output.trace.steps",
+          "timeline trace of the global steps [first, last] (1-based, inclusive; with the validation and "
+          "checkpoints among them): output.dir/trace/rank-<r>.json, Chrome trace-event JSON for Perfetto; "
+          "clustertrain trace summary|merge read it",
+          [](Config & c) -> auto& { return c.output.trace_steps; }),
 
       Choice(
           "runtime.bind",
