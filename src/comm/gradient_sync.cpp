@@ -7,8 +7,8 @@
 #include <torch/csrc/autograd/variable.h>
 #include <algorithm>
 
-#include "run/trace.h"
 #include "util/error.h"
+#include "util/trace.h"
 
 namespace ct {
 namespace {

@@ -6,8 +6,8 @@
 #include <c10/util/BFloat16.h>
 
 #include "cluster/mpi_check.h"
-#include "run/trace.h"
 #include "util/error.h"
+#include "util/trace.h"
 
 namespace ct {
 namespace {

@@ -14,8 +14,8 @@
 #include <optional>
 
 #include "data/row_file.h"
-#include "run/trace.h"
 #include "util/error.h"
+#include "util/trace.h"
 
 namespace ct {
 

@@ -10,9 +10,9 @@
 #include <map>
 #include <regex>
 
-#include "run/trace.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/trace.h"
 
 namespace ct {
 namespace {
@@ -78,7 +78,8 @@ std::vector<RankTrace> ReadRunTraces(const std::string& run_dir) {
     const std::string name = entry.path().filename().string();
     if (!std::regex_match(name, m, rank_file)) continue;
     RankTrace trace = ReadRankTrace(entry.path().string());
-    if (trace.rank != std::stoi(m[1])) throw DataError("the trace file " + trace.path + " holds rank " + std::to_string(trace.rank));
+    if (trace.rank != std::stoi(m[1]))
+      throw DataError("the trace file " + trace.path + " holds rank " + std::to_string(trace.rank));
     by_rank.emplace(trace.rank, std::move(trace));
   }
   if (by_rank.empty()) throw DataError("no trace in " + dir + ": no rank-<r>.json files");
@@ -164,8 +165,8 @@ std::string MergeTraces(const std::string& run_dir, const std::string& output) {
     ranks += (ranks.empty() ? "" : ",") + t.other_data;
     count += t.events.size();
   }
-  std::string out = std::string(kHeaderStart) + "\"displayTimeUnit\":\"ms\",\"otherData\":{\"ranks\":[" + ranks +
-                    "]}" + kEventsStart + "\n";
+  std::string out = std::string(kHeaderStart) + "\"displayTimeUnit\":\"ms\",\"otherData\":{\"ranks\":[" + ranks + "]}" +
+                    kEventsStart + "\n";
   size_t written = 0;
   for (const RankTrace& t : traces) {
     for (const std::string& line : t.events) out += line + (++written < count ? ",\n" : "\n");
@@ -221,11 +222,10 @@ std::string SummaryTable(const std::vector<PhaseStats>& phases) {
 std::string SummaryJson(const std::vector<PhaseStats>& phases) {
   std::string out;
   for (const PhaseStats& p : phases) {
-    out += fmt::format(
-        R"({}{{"phase":{},"spans":{},"mean_ms":{:.6f},"p50_ms":{:.6f},"p99_ms":{:.6f},"max_ms":{:.6f},)"
-        R"("slowest_rank":{},"slowest_rank_mean_ms":{:.6f}}})",
-        out.empty() ? "" : ",\n ", trace::JsonQuoted(p.name), p.count, p.mean_ms, p.p50_ms, p.p99_ms, p.max_ms,
-        p.slowest_rank, p.slowest_rank_mean_ms);
+    out += fmt::format(R"({}{{"phase":{},"spans":{},"mean_ms":{:.6f},"p50_ms":{:.6f},"p99_ms":{:.6f},"max_ms":{:.6f},)"
+                       R"("slowest_rank":{},"slowest_rank_mean_ms":{:.6f}}})",
+                       out.empty() ? "" : ",\n ", trace::JsonQuoted(p.name), p.count, p.mean_ms, p.p50_ms, p.p99_ms,
+                       p.max_ms, p.slowest_rank, p.slowest_rank_mean_ms);
   }
   return "[" + out + "]\n";
 }

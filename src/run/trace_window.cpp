@@ -7,9 +7,9 @@
 #include <system_error>
 
 #include "cluster/mpi_check.h"
-#include "run/trace.h"
 #include "util/atomic_file.h"
 #include "util/logging.h"
+#include "util/trace.h"
 
 namespace ct {
 namespace {
@@ -45,10 +45,10 @@ void TraceWindow::Open(int64_t first_step) {
   int64_t wall = WallMicroseconds();
   int64_t rank0_wall = wall;
   MPI_CHECK(MPI_Bcast(&rank0_wall, 1, MPI_INT64_T, 0, world_.Comm()));
-  clock_ = fmt::format(
-      R"("clock":{{"zero":"the end of an MPI barrier before global step {}","wall_clock_at_zero_us":{},)"
-      R"("wall_clock_offset_from_rank0_us":{}}})",
-      first_step, wall, wall - rank0_wall);
+  clock_ =
+      fmt::format(R"("clock":{{"zero":"the end of an MPI barrier before global step {}","wall_clock_at_zero_us":{},)"
+                  R"("wall_clock_offset_from_rank0_us":{}}})",
+                  first_step, wall, wall - rank0_wall);
   opened_at_ = first_step;
   open_ = true;
   trace::Start(zero);
@@ -67,9 +67,9 @@ void TraceWindow::Write() {
   const std::string dir = run_dir_ + "/trace";
   const std::string path = dir + "/rank-" + std::to_string(world_.Rank()) + ".json";
   const std::string metadata =
-      fmt::format(R"("rank":{},"world_size":{},"host":{},"steps":[{},{}],"traced_steps":[{},{}],{}{}{})",
-                  world_.Rank(), world_.Size(), trace::JsonQuoted(world_.Host()), steps_[0], steps_[1], opened_at_,
-                  last_seen_, clock_, metadata_.empty() ? "" : ",", metadata_);
+      fmt::format(R"("rank":{},"world_size":{},"host":{},"steps":[{},{}],"traced_steps":[{},{}],{}{}{})", world_.Rank(),
+                  world_.Size(), trace::JsonQuoted(world_.Host()), steps_[0], steps_[1], opened_at_, last_seen_, clock_,
+                  metadata_.empty() ? "" : ",", metadata_);
   try {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);

@@ -6,10 +6,10 @@
 #include <limits>
 
 #include "model/forward.h"
-#include "run/trace.h"
 #include "util/error.h"
 #include "util/logging.h"
 #include "util/random.h"
+#include "util/trace.h"
 
 namespace ct {
 namespace {

@@ -13,7 +13,6 @@
 #include "model/forward.h"
 #include "model/make_model.h"
 #include "run/progress.h"
-#include "run/trace.h"
 #include "train/config_changes.h"
 #include "train/model_io.h"
 #include "train/resume_choice.h"
@@ -25,6 +24,7 @@
 #include "util/logging.h"
 #include "util/process_memory.h"
 #include "util/test_stop.h"
+#include "util/trace.h"
 
 namespace ct {
 namespace {

@@ -23,7 +23,7 @@ knows_options() {
 }
 
 for command in "${COMMANDS[@]}"; do
-  read -r -a words <<<"$command"
+  mapfile -t words < <(xargs printf '%s\n' <<<"$command")  # words as the shell splits them: quotes honoured
   # mpirun -np N [--bind-to none] build/clustertrain SUB ...: the part after the launcher.
   if [[ ${words[0]} == mpirun ]]; then
     while [[ ${#words[@]} -gt 0 && ${words[0]} != build/clustertrain ]]; do words=("${words[@]:1}"); done

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <thread>
 
-#include "run/trace.h"
 #include "run/trace_report.h"
 #include "util/atomic_file.h"
 #include "util/config.h"
 #include "util/error.h"
+#include "util/trace.h"
 
 namespace ct {
 namespace {
@@ -20,8 +20,7 @@ using std::chrono::microseconds;
 
 std::string TraceDir() {
   static int counter = 0;
-  const std::string dir =
-      testing::TempDir() + "ct_trace_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+  const std::string dir = testing::TempDir() + "ct_trace_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
   std::filesystem::create_directories(dir + "/trace");
   return dir;
 }
@@ -82,9 +81,7 @@ TEST(Trace, SpansOfEveryThreadWithTheirArguments) {
   {
     trace::Span outer("step", "step");
     outer.Set("step", 7);
-    {
-      trace::Span inner("forward", "compute");
-    }
+    { trace::Span inner("forward", "compute"); }
     std::thread([] {
       trace::NameThisThread("helper");
       trace::Span span("read", "data");
@@ -110,9 +107,9 @@ TEST(Trace, SpansOfEveryThreadWithTheirArguments) {
 
 TEST(Trace, JsonHasOneEventPerLineInTimeOrderWithMetadata) {
   const std::string json = trace::ToJson(FakeRank(1, 2), 1, R"("rank":1,"note":)" + trace::JsonQuoted("a \"b\"\n"));
-  EXPECT_EQ(json.rfind(R"({"clustertrain_trace":1,"displayTimeUnit":"ms","otherData":{"rank":1,"note":"a \"b\"\u000a"})",
-                       0),
-            0u)
+  EXPECT_EQ(
+      json.rfind(R"({"clustertrain_trace":1,"displayTimeUnit":"ms","otherData":{"rank":1,"note":"a \"b\"\u000a"})", 0),
+      0u)
       << json;
   EXPECT_NE(json.find(R"({"ph":"M","name":"thread_name","pid":1,"tid":0,"args":{"name":"training"}})"),
             std::string::npos);
@@ -146,8 +143,9 @@ TEST(Trace, SummaryGivesEachPhaseOverStepsAndRanksWithTheSlowestRank) {
   EXPECT_NEAR(Phase(phases, "bucket in flight").mean_ms, 0.200, 1e-9);
   EXPECT_EQ(Phase(phases, "bucket in flight").count, 12);
   EXPECT_NEAR(Phase(phases, "step").max_ms, 1.0, 1e-9);
-  EXPECT_NE(SummaryTable(phases).find("forward                 12      0.110      0.110      0.120      0.120     2 (0.120)"),
-            std::string::npos)
+  EXPECT_NE(
+      SummaryTable(phases).find("forward                 12      0.110      0.110      0.120      0.120     2 (0.120)"),
+      std::string::npos)
       << SummaryTable(phases);
   EXPECT_NE(SummaryJson(phases).find(R"({"phase":"forward","spans":12,"mean_ms":0.110000,)"), std::string::npos);
 }

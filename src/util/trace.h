@@ -87,8 +87,8 @@ class Span {
 void RecordSpan(const char* name, const char* category, Clock::time_point start, Clock::time_point end,
                 const Args& args = {});
 // An interval on async track `id` (launch -> done of a collective: intervals may overlap).
-void RecordInterval(const char* name, const char* category, int64_t id, Clock::time_point start,
-                    Clock::time_point end, const Args& args = {});
+void RecordInterval(const char* name, const char* category, int64_t id, Clock::time_point start, Clock::time_point end,
+                    const Args& args = {});
 // A counter's value from time `at` on (one track per counter name).
 void RecordCounter(const char* name, Clock::time_point at, int64_t value);
 

@@ -1,4 +1,4 @@
-#include "run/trace.h"
+#include "util/trace.h"
 
 #include <fmt/format.h>
 
@@ -144,8 +144,8 @@ void RecordSpan(const char* name, const char* category, Clock::time_point start,
   Append(e, start);
 }
 
-void RecordInterval(const char* name, const char* category, int64_t id, Clock::time_point start,
-                    Clock::time_point end, const Args& args) {
+void RecordInterval(const char* name, const char* category, int64_t id, Clock::time_point start, Clock::time_point end,
+                    const Args& args) {
   if (!On()) return;
   Event e;
   e.name = name;
@@ -178,16 +178,16 @@ std::string ToJson(const Recording& recording, int rank, const std::string& meta
     return a->duration_ns > b->duration_ns;
   });
   std::vector<std::string> lines;
-  lines.push_back(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"rank {}"}}}})",
-                              rank, rank));
   lines.push_back(
-      fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", rank, rank));
+      fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"rank {}"}}}})", rank, rank));
+  lines.push_back(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+                              rank, rank));
   std::vector<bool> used(recording.thread_names.size(), false);
   for (const Event* e : events) used[e->thread] = true;
   for (size_t t = 0; t < recording.thread_names.size(); ++t) {
     if (!used[t]) continue;  // named threads that did nothing in the window
-    lines.push_back(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", rank,
-                                t, JsonQuoted(recording.thread_names[t])));
+    lines.push_back(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", rank, t,
+                                JsonQuoted(recording.thread_names[t])));
   }
   for (const Event* e : events) lines.push_back(EventJson(*e, rank));
   std::string out =
