@@ -38,6 +38,12 @@ int RunBenchCommand(const BenchArgs& args, int argc, char** argv) {
   if (const int code = LoadConfigBeforeMpi(args.config_path, args.overrides, /*check_inputs=*/step, config)) {
     return code;
   }
+  if (config.train.batch_size == 0) {
+    return ReportEarlyError(
+        "bench times the batch it is given: train.batch_size is auto; --set train.batch_size=N (a training run "
+        "with auto writes its choice to output.dir/config.yaml)",
+        kExitUsage);
+  }
   DropOpenMpAffinity(config, argv);
   return RunWithMpi(argc, argv, [&](const MpiWorld& world) {
     if (step) {

@@ -18,7 +18,8 @@ bool KeepsExactness(const std::string& key) {
     if (key == free) return true;
   }
   if (key == "runtime.allreduce_precision") return false;
-  return key.rfind("output.", 0) == 0 || key.rfind("runtime.", 0) == 0;
+  // train.autotune.*: a resume keeps the batch the search chose and never searches again.
+  return key.rfind("output.", 0) == 0 || key.rfind("runtime.", 0) == 0 || key.rfind("train.autotune.", 0) == 0;
 }
 
 bool IsPathKey(const std::string& key) { return key == "data.train" || key == "data.val" || key == "model.path"; }

@@ -13,6 +13,7 @@
 #include "model/forward.h"
 #include "model/make_model.h"
 #include "run/progress.h"
+#include "train/batch_autotune.h"
 #include "train/config_changes.h"
 #include "train/model_io.h"
 #include "train/resume_choice.h"
@@ -63,12 +64,20 @@ Trainer::Trainer(const Config& config, const MpiWorld& world, const TrainOptions
   device_ = PlaceThisRank(config_, world_).device;
   Heartbeat("loading data");
   StopHereForATest("loading data");
-  TrainingData data = LoadTrainingData(config_, world_, device_);
-  train_ = std::move(data.train);
-  val_ = std::move(data.val);
-  steps_ = data.steps;
+  const bool autotune = config_.train.batch_size == 0;  // auto, and not resumed (PrepareRunDirectory)
+  if (autotune) {
+    config_.train.batch_size = config_.train.autotune.min;  // the batches the search draws from
+    if (lead_) {
+      spdlog::info(
+          "train.batch_size=auto: the data is read in batches of train.autotune.min={} for the search, "
+          "then again in the size chosen",
+          config_.train.autotune.min);
+    }
+  }
+  LoadData();
   Heartbeat("start-up: model and gradient sync");
   BuildModelAndSync();
+  if (autotune) ChooseBatchSize();
   BuildOptimizerAndSchedules();
   if (!checkpoint.empty()) {
     Heartbeat("start-up: resuming from a checkpoint");
@@ -122,12 +131,44 @@ std::string Trainer::PrepareRunDirectory(const TrainOptions& options) {
   RunAgreed(world_, [&] {
     if (!lead_) return;
     if (!point.checkpoint.empty()) {
+      ResumeChosenBatchSize(point.config_yaml);
       CheckConfigChanges(point.checkpoint, point.config_yaml, config_, options.allow_config_changes);
     }
     WriteFileAtomically(dir + "/config.yaml", ConfigToYaml(config_));
   });
+  // Rank 0's resolution of batch_size auto, for every rank.
+  config_.train.batch_size = std::stoll(BroadcastString(world_.Comm(), std::to_string(config_.train.batch_size), 0));
   InitRunLogging(world_.Rank(), dir);
   return point.checkpoint;
+}
+
+// train.batch_size: auto, resuming: the size the checkpoint's run chose (never tuned again, also
+// on another world size: the per-rank batch is kept, the lr rule follows the global batch).
+void Trainer::ResumeChosenBatchSize(const std::string& checkpoint_yaml) {
+  if (config_.train.batch_size != 0) return;
+  config_.train.batch_size = LoadConfigText(checkpoint_yaml, "the checkpoint's config", {}).train.batch_size;
+  spdlog::info("train.batch_size=auto: resuming with the size the run chose, {} per rank (not searched again)",
+               config_.train.batch_size);
+}
+
+void Trainer::LoadData() {
+  TrainingData data = LoadTrainingData(config_, world_, device_);
+  train_ = std::move(data.train);
+  val_ = std::move(data.val);
+  steps_ = data.steps;
+}
+
+// train.batch_size: auto. The search leaves the model as it was built; the data is loaded again
+// in batches of the size chosen, which config.yaml (and every checkpoint) then records.
+void Trainer::ChooseBatchSize() {
+  Heartbeat("batch size search");
+  config_.train.batch_size = AutotuneBatchSize(
+      config_.train.autotune,
+      {*model_, *sync_, *train_, world_, device_, config_.train.precision, config_.train.accumulation_steps});
+  train_.reset();  // its memory before the new batches'
+  val_.reset();
+  LoadData();
+  if (lead_) WriteFileAtomically(config_.output.dir + "/config.yaml", ConfigToYaml(config_));
 }
 
 // The same seed on every rank, then rank 0's weights broadcast to be certain; gradients are

@@ -55,7 +55,10 @@ class Trainer {
   using Clock = std::chrono::steady_clock;
   // Construction phases, in this order.
   std::string PrepareRunDirectory(const TrainOptions& options);
+  void ResumeChosenBatchSize(const std::string& checkpoint_yaml);
+  void LoadData();
   void BuildModelAndSync();
+  void ChooseBatchSize();  // train.batch_size: auto, on a fresh start
   void BuildOptimizerAndSchedules();
   void Resume(const std::string& checkpoint);
 
@@ -82,7 +85,7 @@ class Trainer {
   void Finish();
   int64_t Columns() const { return 1 + static_cast<int64_t>(metric_names_.size()); }  // loss and metrics
 
-  const Config& config_;
+  Config config_;                              // train.batch_size: auto becomes the size chosen (or resumed)
   std::unique_ptr<HangWatchdog> watchdog_;     // first: it watches everything after it
   std::optional<RunDirectory> run_directory_;  // rank 0: the lock on output.dir
   const MpiWorld& world_;

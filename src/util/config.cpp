@@ -148,6 +148,11 @@ void ValidateRelations(const Config& c) {
         "config key 'model.kind' is torchscript, but model.path is empty: give the module file "
         "(torch.jit.script(model).save(path) in Python; see configs/torchscript/)");
   }
+  if (c.train.autotune.max < c.train.autotune.min) {
+    throw ConfigError("config keys 'train.autotune.min' (" + std::to_string(c.train.autotune.min) +
+                      ") and 'train.autotune.max' (" + std::to_string(c.train.autotune.max) +
+                      "): the search runs from min up to max; give max >= min");
+  }
   if (c.data.val_fraction > 0 && !c.data.val.empty()) {
     throw ConfigError(
         "config keys 'data.val' and 'data.val_fraction' are both set: validate on a file (data.val) or "

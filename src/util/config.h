@@ -64,9 +64,19 @@ struct PlateauConfig {  // torch.optim.lr_scheduler.ReduceLROnPlateau's argument
   double eps = 1e-8;
 };
 
+// train.batch_size: auto (train/batch_autotune.h): the sizes tried and when the search stops.
+struct AutotuneConfig {
+  int64_t min = 16;    // the first size tried; then twice as large each time
+  int64_t max = 4096;  // no size above this (nor above the rows a rank holds)
+  double memory_fraction =
+      0.8;                 // of the memory available at the start (the GPU's free, or the rank's share of the host's)
+  double min_gain = 0.05;  // a size must give this much more samples/s than half of it
+  int64_t steps = 5;       // timed steps per size (after 2 untimed)
+};
+
 struct TrainConfig {
   int64_t epochs = 10;
-  int64_t batch_size = 128;  // per rank
+  int64_t batch_size = 128;  // per rank; 0: auto (chosen before epoch 1 by train/batch_autotune.h)
   double lr = 1e-3;          // base lr, tuned for base_batch
   int64_t base_batch = 128;
   LrScaling lr_scaling = LrScaling::kLinear;
@@ -84,6 +94,7 @@ struct TrainConfig {
   OnNonFinite on_nonfinite = OnNonFinite::kStop;  // skip (the step) needs nan_check_every
   Precision precision = Precision::kFp32;         // bf16: autocast in the forward pass
   PlateauConfig plateau;
+  AutotuneConfig autotune;
 };
 
 struct OutputConfig {

@@ -346,9 +346,11 @@ std::vector<ConfigKey> BuildKeys() {
 
       Integer(
           "train.epochs", "number of epochs", [](Config & c) -> auto& { return c.train.epochs; }, 1),
-      Integer(
-          "train.batch_size", "samples per batch on each rank", [](Config & c) -> auto& { return c.train.batch_size; },
-          1),
+      AutoOrCount(
+          "train.batch_size",
+          "samples per batch on each rank; auto: the size train.autotune's timed search picks before epoch 1 (kept "
+          "by a resume)",
+          [](Config & c) -> auto& { return c.train.batch_size; }),
       Real(
           "train.lr", "base learning rate, tuned for train.base_batch", [](Config & c) -> auto& { return c.train.lr; },
           0.0, true),
@@ -435,6 +437,24 @@ std::vector<ConfigKey> BuildKeys() {
       Real(
           "train.plateau.eps", "ReduceLROnPlateau: smaller lr changes are ignored",
           [](Config & c) -> auto& { return c.train.plateau.eps; }, 0.0, false, kInf),
+      Integer(
+          "train.autotune.min", "batch_size auto: the first per-rank size timed (then doubled each time)",
+          [](Config & c) -> auto& { return c.train.autotune.min; }, 1),
+      Integer(
+          "train.autotune.max", "batch_size auto: the largest per-rank size tried",
+          [](Config & c) -> auto& { return c.train.autotune.max; }, 1),
+      Real(
+          "train.autotune.memory_fraction",
+          "batch_size auto: the share of the memory available at start (the GPU's free memory, or the rank's share "
+          "of the host's) a step may use",
+          [](Config & c) -> auto& { return c.train.autotune.memory_fraction; }, 0.0, true, 1.0),
+      Real(
+          "train.autotune.min_gain",
+          "batch_size auto: the least gain in samples/s over half the size for which a size is taken",
+          [](Config & c) -> auto& { return c.train.autotune.min_gain; }, 0.0, false),
+      Integer(
+          "train.autotune.steps", "batch_size auto: timed steps per size (after 2 untimed)",
+          [](Config & c) -> auto& { return c.train.autotune.steps; }, 1),
 
       Text(
           "output.dir",
