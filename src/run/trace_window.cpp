@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "cluster/mpi_check.h"
+#include "run/device_timeline.h"
 #include "util/atomic_file.h"
 #include "util/logging.h"
 #include "util/trace.h"
@@ -21,8 +22,13 @@ int64_t WallMicroseconds() {
 
 }  // namespace
 
-TraceWindow::TraceWindow(std::vector<int64_t> steps, const MpiWorld& world, std::string run_dir, std::string metadata)
-    : steps_(std::move(steps)), world_(world), run_dir_(std::move(run_dir)), metadata_(std::move(metadata)) {
+TraceWindow::TraceWindow(std::vector<int64_t> steps, const MpiWorld& world, c10::Device device, std::string run_dir,
+                         std::string metadata)
+    : steps_(std::move(steps)),
+      world_(world),
+      device_(device),
+      run_dir_(std::move(run_dir)),
+      metadata_(std::move(metadata)) {
   trace::NameThisThread("training");
 }
 
@@ -51,7 +57,7 @@ void TraceWindow::Open(int64_t first_step) {
                   first_step, wall, wall - rank0_wall);
   opened_at_ = first_step;
   open_ = true;
-  trace::Start(zero);
+  trace::Start(zero, MakeDeviceTimeline(device_));  // the training thread's spans timed by a GPU
 }
 
 void TraceWindow::Close() {
@@ -66,10 +72,11 @@ void TraceWindow::Write() {
   const trace::Recording recording = trace::Stop();
   const std::string dir = run_dir_ + "/trace";
   const std::string path = dir + "/rank-" + std::to_string(world_.Rank()) + ".json";
-  const std::string metadata =
-      fmt::format(R"("rank":{},"world_size":{},"host":{},"steps":[{},{}],"traced_steps":[{},{}],{}{}{})", world_.Rank(),
-                  world_.Size(), trace::JsonQuoted(world_.Host()), steps_[0], steps_[1], opened_at_, last_seen_, clock_,
-                  metadata_.empty() ? "" : ",", metadata_);
+  const std::string device_clock = recording.device_clock.empty() ? "the host's steady clock" : recording.device_clock;
+  const std::string metadata = fmt::format(
+      R"("rank":{},"world_size":{},"host":{},"steps":[{},{}],"traced_steps":[{},{}],{},"training_thread_clock":{}{}{})",
+      world_.Rank(), world_.Size(), trace::JsonQuoted(world_.Host()), steps_[0], steps_[1], opened_at_, last_seen_,
+      clock_, trace::JsonQuoted(device_clock), metadata_.empty() ? "" : ",", metadata_);
   try {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);

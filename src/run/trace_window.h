@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <c10/core/Device.h>
+
 #include "cluster/mpi_world.h"
 
 namespace ct {
@@ -21,7 +23,9 @@ class TraceWindow {
  public:
   // `steps`: [first, last] (1-based global steps) or empty (never opens). `metadata`: JSON object
   // members about the run (buckets, backend) for every rank's file.
-  TraceWindow(std::vector<int64_t> steps, const MpiWorld& world, std::string run_dir, std::string metadata);
+  // On a CUDA `device` the training thread's spans are timed by the GPU (run/device_timeline.h).
+  TraceWindow(std::vector<int64_t> steps, const MpiWorld& world, c10::Device device, std::string run_dir,
+              std::string metadata);
   ~TraceWindow();  // a run that failed writes no trace; recording stops
   TraceWindow(const TraceWindow&) = delete;
   TraceWindow& operator=(const TraceWindow&) = delete;
@@ -37,6 +41,7 @@ class TraceWindow {
 
   std::vector<int64_t> steps_;
   const MpiWorld& world_;
+  c10::Device device_;
   std::string run_dir_;
   std::string metadata_;
   bool open_ = false;

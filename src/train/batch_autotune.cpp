@@ -74,9 +74,7 @@ class MemoryProbe {
       baseline_ = PeakResidentBytes();
     }
   }
-  double Available(const MpiWorld& world) const {
-    return gpu_ ? available_ : HostBytesPerRank(world.LocalSize());
-  }
+  double Available(const MpiWorld& world) const { return gpu_ ? available_ : HostBytesPerRank(world.LocalSize()); }
   void StartStep() {
     if (gpu_) {
       gpu_->StartEpoch();

@@ -13,8 +13,7 @@ double NextMemory(const std::vector<BatchMeasurement>& so_far) {
   const BatchMeasurement& last = so_far.back();
   if (so_far.size() < 2) return 2 * last.memory_bytes;
   const BatchMeasurement& before = so_far[so_far.size() - 2];
-  const double per_row =
-      (last.memory_bytes - before.memory_bytes) / static_cast<double>(last.batch - before.batch);
+  const double per_row = (last.memory_bytes - before.memory_bytes) / static_cast<double>(last.batch - before.batch);
   return last.memory_bytes + per_row * static_cast<double>(last.batch);
 }
 
@@ -37,8 +36,8 @@ BatchVerdict JudgeBatchSearch(const std::vector<BatchMeasurement>& so_far, const
     }
   }
   if (2 * last.batch > limits.max_batch) {
-    return {false, last.batch, fmt::format("batch {} would pass the largest allowed, {}", 2 * last.batch,
-                                           limits.max_batch)};
+    return {false, last.batch,
+            fmt::format("batch {} would pass the largest allowed, {}", 2 * last.batch, limits.max_batch)};
   }
   const double next_memory = NextMemory(so_far);
   if (next_memory > limits.memory_cap) {

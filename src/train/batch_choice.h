@@ -16,21 +16,21 @@
 namespace ct {
 
 struct BatchMeasurement {
-  int64_t batch = 0;           // per rank
-  double samples_per_s = 0;    // over all ranks (the slowest rank's time)
-  double memory_bytes = 0;     // the step's peak beyond what the rank held before (largest rank)
+  int64_t batch = 0;         // per rank
+  double samples_per_s = 0;  // over all ranks (the slowest rank's time)
+  double memory_bytes = 0;   // the step's peak beyond what the rank held before (largest rank)
 };
 
 struct BatchSearchLimits {
-  int64_t max_batch = 0;       // train.autotune.max, or the rows a rank holds if fewer
-  double memory_cap = 0;       // bytes: train.autotune.memory_fraction of what was available
-  double min_gain = 0.05;      // train.autotune.min_gain
+  int64_t max_batch = 0;   // train.autotune.max, or the rows a rank holds if fewer
+  double memory_cap = 0;   // bytes: train.autotune.memory_fraction of what was available
+  double min_gain = 0.05;  // train.autotune.min_gain
 };
 
 struct BatchVerdict {
-  bool measure_next = false;   // measure 2 x the last size
-  int64_t choice = 0;          // when not: the size chosen (0: none fits)
-  std::string reason;          // why the search stopped, for the log
+  bool measure_next = false;  // measure 2 x the last size
+  int64_t choice = 0;         // when not: the size chosen (0: none fits)
+  std::string reason;         // why the search stopped, for the log
 };
 
 // `so_far`: the sizes measured, in order (each twice the one before).

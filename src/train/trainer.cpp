@@ -92,7 +92,8 @@ Trainer::Trainer(const Config& config, const MpiWorld& world, const TrainOptions
     tensorboard_ = std::make_unique<TensorBoardLog>(config_.output.dir, global_step_);
   test_hooks_ = std::make_unique<TrainerTestHooks>(lead_, global_step_);
   if (device_.is_cuda()) gpu_monitor_ = std::make_unique<GpuEpochMonitor>(device_.index());
-  trace_ = std::make_unique<TraceWindow>(config_.output.trace_steps, world_, config_.output.dir, TraceMetadata());
+  trace_ =
+      std::make_unique<TraceWindow>(config_.output.trace_steps, world_, device_, config_.output.dir, TraceMetadata());
 }
 
 // What a trace's reader needs to know about the step: the backend and the buckets' bytes.
@@ -307,7 +308,7 @@ EpochTotals Trainer::TrainEpoch(int64_t epoch) {
 
 // Step boundary: stop together if any rank was signalled (one int all-reduced on the host).
 bool Trainer::StopRequestedEverywhere() {
-  trace::Span span("stop check", "step");
+  trace::Span span("stop check", "step", trace::Timing::kHost);
   return world_.AnyRank(PreemptionRequested());
 }
 
@@ -462,7 +463,7 @@ bool Trainer::UpdateSchedules(const EpochRecord& record) {
 void Trainer::SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch, const at::Tensor& partial_losses) {
   if (!lead_) return;
   Heartbeat("checkpoint");
-  trace::Span span("checkpoint", "epoch");
+  trace::Span span("checkpoint", "epoch", trace::Timing::kHost);
   ct::SaveCheckpoint(CheckpointPath(config_.output.dir, epochs_done, step_in_epoch), *model_, *optimizer_,
                      StateNow(epochs_done, step_in_epoch, partial_losses));
   PruneCheckpoints(config_.output.dir, config_.output.keep);
@@ -473,7 +474,7 @@ void Trainer::SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch, const a
 void Trainer::SaveBest(int64_t epochs_done) {
   if (!lead_) return;
   Heartbeat("best model");
-  trace::Span span("best model", "epoch");
+  trace::Span span("best model", "epoch", trace::Timing::kHost);
   SaveStateDict(model_->State(), config_.output.dir + "/best.pt");
   ct::SaveCheckpoint(BestCheckpointPath(config_.output.dir), *model_, *optimizer_, StateNow(epochs_done));
 }

@@ -19,6 +19,7 @@ struct Recorder {
   std::vector<Event> events;
   std::vector<std::string> thread_names;
   Clock::time_point zero;
+  std::unique_ptr<DeviceTimeline> device;  // used by the device thread alone, outside the mutex
 };
 
 Recorder& TheRecorder() {
@@ -27,6 +28,7 @@ Recorder& TheRecorder() {
 }
 
 thread_local int this_thread = -1;
+thread_local bool device_thread = false;  // the thread whose spans the device times
 
 // The calling thread's number, registered on first use (with the recorder's mutex held).
 int ThreadNumber(Recorder& r) {
@@ -91,20 +93,38 @@ std::string EventJson(const Event& e, int rank) {
 
 }  // namespace
 
-void Start(Clock::time_point zero) {
+void Start(Clock::time_point zero, std::unique_ptr<DeviceTimeline> device) {
   Recorder& r = TheRecorder();
+  if (device) device->Begin(zero);
   std::lock_guard<std::mutex> lock(r.mutex);
   r.events.clear();
   r.zero = zero;
+  r.device = std::move(device);
+  device_thread = r.device != nullptr;
   detail::recording.store(true, std::memory_order_relaxed);
 }
 
 Recording Stop() {
   Recorder& r = TheRecorder();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  detail::recording.store(false, std::memory_order_relaxed);
-  Recording out{std::move(r.events), r.thread_names, r.zero};
-  r.events.clear();
+  std::unique_ptr<DeviceTimeline> device;
+  Recording out;
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    detail::recording.store(false, std::memory_order_relaxed);
+    out = Recording{std::move(r.events), r.thread_names, r.zero, ""};
+    r.events.clear();
+    device = std::move(r.device);
+  }
+  device_thread = false;
+  if (!device) return out;
+  // The device spans' times, now that the window is over (a synchronisation).
+  out.device_clock = device->Describe();
+  const std::vector<int64_t> times = device->Resolve();
+  for (Event& e : out.events) {
+    if (e.start_mark < 0) continue;
+    e.start_ns = times[e.start_mark];
+    e.duration_ns = times[e.end_mark] - times[e.start_mark];
+  }
   return out;
 }
 
@@ -124,13 +144,28 @@ void Span::Set(const char* key, int64_t value) {
   }
 }
 
-void Span::Begin(const char* name, const char* category) {
+void Span::Begin(const char* name, const char* category, Timing timing) {
   name_ = name;
   category_ = category;
   start_ = Clock::now();
+  if (timing == Timing::kDevice && device_thread) start_mark_ = TheRecorder().device->Mark();
 }
 
-void Span::End() { RecordSpan(name_, category_, start_, Clock::now(), args_); }
+void Span::End() {
+  const int64_t end_mark = start_mark_ >= 0 && device_thread ? TheRecorder().device->Mark() : -1;
+  if (end_mark < 0) {
+    RecordSpan(name_, category_, start_, Clock::now(), args_);
+    return;
+  }
+  Event e;
+  e.phase = 'X';
+  e.name = name_;
+  e.category = category_;
+  e.args = args_;
+  e.start_mark = start_mark_;
+  e.end_mark = end_mark;
+  Append(e, start_);  // its times are the marks', set at Stop()
+}
 
 void RecordSpan(const char* name, const char* category, Clock::time_point start, Clock::time_point end,
                 const Args& args) {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,17 +44,38 @@ struct Event {
   int64_t duration_ns = 0;  // X only
   int64_t id = 0;           // b/e: the async track
   Args args{};
+  int64_t start_mark = -1, end_mark = -1;  // a device span: its DeviceTimeline marks, timed at Stop()
 };
+
+// A device's own clock, for the spans of the thread that opened the window (the training
+// thread): each span's start and end are marks recorded on the device's current stream (CUDA
+// events: no host synchronisation), read after the window (run/device_timeline.h makes one).
+class DeviceTimeline {
+ public:
+  virtual ~DeviceTimeline() = default;
+  // At the opening, `zero` just taken: the device's reference point (it may synchronise).
+  virtual void Begin(Clock::time_point zero) = 0;
+  // A mark on the calling thread's current stream, or -1 where none can be recorded now.
+  virtual int64_t Mark() = 0;
+  // After the window (synchronises): each mark's time in ns from `zero`, by mark.
+  virtual std::vector<int64_t> Resolve() = 0;
+  virtual std::string Describe() const = 0;  // for the file's clock metadata
+};
+
+// Whether a span measures the device's work or the host's (waits, files) on the training thread.
+enum class Timing { kDevice, kHost };
 
 // The recorded events and thread names, taken when the window closes.
 struct Recording {
   std::vector<Event> events;
   std::vector<std::string> thread_names;  // index: Event::thread
   Clock::time_point zero;                 // the time every timestamp counts from
+  std::string device_clock;               // the device timeline's description; "" without one
 };
 
-// Starts recording (timestamps count from `zero`); drops anything recorded before.
-void Start(Clock::time_point zero);
+// Starts recording (timestamps count from `zero`); drops anything recorded before. With a
+// `device` timeline, the calling thread's spans (Timing::kDevice) are timed by the device.
+void Start(Clock::time_point zero, std::unique_ptr<DeviceTimeline> device = nullptr);
 // Stops recording and hands over what was recorded.
 Recording Stop();
 
@@ -63,8 +85,8 @@ void NameThisThread(const std::string& name);
 // A span on the calling thread, from construction to destruction.
 class Span {
  public:
-  Span(const char* name, const char* category) {
-    if (On()) Begin(name, category);
+  Span(const char* name, const char* category, Timing timing = Timing::kDevice) {
+    if (On()) Begin(name, category, timing);
   }
   ~Span() {
     if (name_) End();
@@ -74,11 +96,12 @@ class Span {
   void Set(const char* key, int64_t value);  // up to three arguments
 
  private:
-  void Begin(const char* name, const char* category);
+  void Begin(const char* name, const char* category, Timing timing);
   void End();
   const char* name_ = nullptr;
   const char* category_ = nullptr;
   Clock::time_point start_;
+  int64_t start_mark_ = -1;
   Args args_{};
 };
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "run/trace_report.h"
@@ -103,6 +104,51 @@ TEST(Trace, SpansOfEveryThreadWithTheirArguments) {
   EXPECT_NE(read.thread, outer.thread);
   EXPECT_EQ(r.thread_names[read.thread], "helper");
   EXPECT_EQ(read.args[0].value, 64);
+}
+
+// A device whose marks are 1 ms apart from 5 ms on: what the spans of the opening thread take.
+class FakeDevice : public trace::DeviceTimeline {
+ public:
+  void Begin(trace::Clock::time_point) override { began = true; }
+  int64_t Mark() override { return marks++; }
+  std::vector<int64_t> Resolve() override {
+    std::vector<int64_t> times;
+    for (int64_t i = 0; i < marks; ++i) times.push_back(5000000 + 1000000 * i);
+    return times;
+  }
+  std::string Describe() const override { return "fake device"; }
+  bool began = false;
+  int64_t marks = 0;
+};
+
+TEST(Trace, TheOpeningThreadsSpansAreTimedByTheDevice) {
+  auto device = std::make_unique<FakeDevice>();
+  FakeDevice* fake = device.get();
+  trace::Start(trace::Clock::now(), std::move(device));
+  EXPECT_TRUE(fake->began);
+  {
+    trace::Span step("step", "step");  // marks 0 and 3
+    {
+      trace::Span forward("forward", "compute");  // marks 1 and 2
+    }
+    trace::Span wait("stop check", "step", trace::Timing::kHost);  // the host's clock
+    std::thread([] { trace::Span read("read", "data"); }).join();  // another thread: the host's
+  }
+  const trace::Recording r = trace::Stop();
+  EXPECT_EQ(r.device_clock, "fake device");
+  std::map<std::string, const trace::Event*> by_name;
+  for (const trace::Event& e : r.events) by_name[e.name] = &e;
+  ASSERT_EQ(by_name.size(), 4u);
+  EXPECT_EQ(by_name["forward"]->start_ns, 6000000);
+  EXPECT_EQ(by_name["forward"]->duration_ns, 1000000);
+  EXPECT_EQ(by_name["step"]->start_ns, 5000000);
+  EXPECT_EQ(by_name["step"]->duration_ns, 3000000);
+  EXPECT_EQ(by_name["stop check"]->start_mark, -1);
+  EXPECT_EQ(by_name["read"]->start_mark, -1);
+  // The next window without a device: host times again.
+  trace::Start(trace::Clock::now());
+  { trace::Span forward("forward", "compute"); }
+  EXPECT_EQ(trace::Stop().events.at(0).start_mark, -1);
 }
 
 TEST(Trace, JsonHasOneEventPerLineInTimeOrderWithMetadata) {
