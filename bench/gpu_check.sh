@@ -252,6 +252,20 @@ print(f"batch {batch}: graph and eager losses equal to 1e-4 relative")
 PY
 }
 
+# Issue 30 on a GPU: batch_size auto searches with the allocator's peaks, and the trace's spans of
+# the training thread are CUDA events (training_thread_clock), read back by trace summary.
+trace_autotune() {
+  local common=(--config configs/gw_vae.yaml --set data.train=/tmp/ct-gpu/train.h5 --set data.val=/tmp/ct-gpu/val.h5
+                --set train.device=cuda)
+  with_deps "$BUILD_DIR"/clustertrain train "${common[@]}" --set train.batch_size=auto --set train.epochs=2 \
+    --set 'output.trace.steps=[3, 12]' --set output.dir=/tmp/ct-gpu/auto --set output.checkpoint_every=0 \
+    --set output.log_every=0 --overwrite
+  with_deps "$BUILD_DIR"/clustertrain trace summary /tmp/ct-gpu/auto
+  grep -q '"training_thread_clock":"CUDA events' /tmp/ct-gpu/auto/trace/rank-0.json ||
+    { echo "error: the trace's training thread is not timed by CUDA events"; return 1; }
+  grep -q "^  batch_size: [0-9]" /tmp/ct-gpu/auto/config.yaml || { echo "error: no batch size chosen in config.yaml"; return 1; }
+}
+
 # The strongest PyTorch peer, torch.compile(mode="reduce-overhead"), beside plain eager.
 compile_peer() {
   (cd bench/peer && python3 compile_step.py --batch 128 --compile none && python3 compile_step.py --batch 128)
@@ -276,7 +290,7 @@ gpu_check() {
   if (( ! gpu )); then
     # The MPI tests need no GPU: they still show that the relocated Open MPI and HDF5 work here.
     run_stage mpi_tests 180 run_tests -R '^(mpi_np1|mpi_np2)$'
-    for stage in nccl demo graph_128 graph_1024 compile_peer; do skip_stage "$stage" "no GPU: nvidia-smi -L failed"; done
+    for stage in nccl demo graph_128 graph_1024 trace_autotune compile_peer; do skip_stage "$stage" "no GPU: nvidia-smi -L failed"; done
     return 1
   fi
   run_stage mpi_tests 180 run_tests -R '^(mpi_np1|mpi_np2|nccl_np1|nccl_np2)$'
@@ -284,9 +298,11 @@ gpu_check() {
   run_stage demo 120 demo
   if stage_failed demo; then
     skip_stage graph "needs the demo's data"
+    skip_stage trace_autotune "needs the demo's data"
   else
     run_stage graph_128 120 graph_steps 128
     run_stage graph_1024 120 graph_steps 1024
+    run_stage trace_autotune 90 trace_autotune
   fi
   if [[ "${CT_GPU_COMPILE:-1}" != 0 ]]; then run_stage compile_peer 150 compile_peer; else skip_stage compile_peer "CT_GPU_COMPILE=0"; fi
   [[ "$FAILED_STAGES" == " " ]]
@@ -294,7 +310,7 @@ gpu_check() {
 
 # What the stages run in their own bash.
 export -f print_versions unpack_dependencies with_deps configure build run_tests nccl_must_run demo graph_steps \
-  compile_peer
+  trace_autotune compile_peer
 
 case "${1:-}" in
   prepare) prepare ;;
