@@ -61,7 +61,13 @@ void TraceWindow::Open(int64_t first_step) {
 }
 
 void TraceWindow::Close() {
-  if (!open_) return;
+  if (!open_) {
+    if (!steps_.empty() && !done_ && world_.Rank() == 0) {
+      spdlog::warn("output.trace.steps=[{}, {}]: no step of the window ran in this run, so no trace was written",
+                   steps_[0], steps_[1]);
+    }
+    return;
+  }
   open_ = false;
   done_ = true;
   Write();

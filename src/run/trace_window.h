@@ -32,7 +32,7 @@ class TraceWindow {
 
   // Before the 0-based global step `global_step`, on every rank alike (the opening is a barrier).
   void BeforeStep(int64_t global_step);
-  // The run's training ended: writes the trace if the window is open.
+  // The run's training ended: writes the trace if the window is open (warns if it never opened).
   void Close();
 
  private:

@@ -44,6 +44,12 @@ else
   echo "part skipped: Perfetto's trace_processor_shell is not installed (set CT_TRACE_PROCESSOR_SHELL)"
 fi
 
+# A window past the run's last step: a warning, no files.
+run late --set 'output.trace.steps=[500, 510]'
+contains "warning: output.trace.steps=\[500, 510\]: no step of the window ran in this run" <"$WORK/late.txt" ||
+  { cat "$WORK/late.txt"; fail "no warning for a window the run never reached"; }
+[[ ! -e "$WORK/late/trace" ]] || fail "a trace for a window the run never reached"
+
 # Misuse: one message each, naming the key or the file and what to do.
 rc=0
 "$BIN" train "${T[@]}" --set output.dir="$WORK/bad" --set 'output.trace.steps=[5, 2]' >"$WORK/bad.txt" 2>&1 || rc=$?
