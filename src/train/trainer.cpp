@@ -169,7 +169,14 @@ void Trainer::ChooseBatchSize() {
   train_.reset();  // its memory before the new batches'
   val_.reset();
   LoadData();
-  if (lead_) WriteFileAtomically(config_.output.dir + "/config.yaml", ConfigToYaml(config_));
+  if (!lead_) return;
+  WriteFileAtomically(config_.output.dir + "/config.yaml", ConfigToYaml(config_));
+  if (steps_ < 10) {  // the fastest batch for the hardware can be too large for this data
+    spdlog::warn(
+        "train.batch_size=auto chose {} per rank: {} optimizer step(s) per epoch; set train.autotune.max lower "
+        "for more updates per epoch",
+        config_.train.batch_size, steps_);
+  }
 }
 
 // The same seed on every rank, then rank 0's weights broadcast to be certain; gradients are
