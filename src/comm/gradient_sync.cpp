@@ -1,10 +1,10 @@
 #include "comm/gradient_sync.h"
 
 #include <c10/core/GradMode.h>
-
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
+
 #include <algorithm>
 
 #include "util/error.h"

@@ -81,7 +81,7 @@ class GradientSync {
     std::vector<size_t> params;  // indices into parameters_
     size_t unfilled = 0;         // parameters whose gradient is not final yet this step
     std::unique_ptr<Work> work;  // the all-reduce in flight
-    // For the trace (run/trace.h), while it records: when the all-reduce was launched and done.
+    // For the trace (util/trace.h), while it records: when the all-reduce was launched and done.
     std::chrono::steady_clock::time_point launched;
     std::optional<std::chrono::steady_clock::time_point> done;
   };

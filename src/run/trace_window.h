@@ -1,4 +1,4 @@
-// output.trace.steps: opens the trace (run/trace.h) before the window's first global step and
+// output.trace.steps: opens the trace (util/trace.h) before the window's first global step and
 // closes it before the step after its last (or at the run's end), so the validation and the
 // checkpoints that fall among those steps are in it; then each rank writes
 // output.dir/trace/rank-<r>.json (atomically).

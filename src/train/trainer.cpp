@@ -113,6 +113,7 @@ std::string Trainer::TraceMetadata() const {
 // start); rank 0 checks the settings against the checkpoint's and writes the resolved config.
 std::string Trainer::PrepareRunDirectory(const TrainOptions& options) {
   const std::string& dir = config_.output.dir;
+  const bool auto_batch = config_.train.batch_size == 0;
   RunAgreed(world_, [&] {
     CheckInputFiles(config_);
     CheckResumeTarget(options.resume, dir);
@@ -137,8 +138,9 @@ std::string Trainer::PrepareRunDirectory(const TrainOptions& options) {
     }
     WriteFileAtomically(dir + "/config.yaml", ConfigToYaml(config_));
   });
-  // Rank 0's resolution of batch_size auto, for every rank.
-  config_.train.batch_size = std::stoll(BroadcastString(world_.Comm(), std::to_string(config_.train.batch_size), 0));
+  if (auto_batch && !point.checkpoint.empty()) {  // rank 0 took the checkpoint's size: every rank does
+    config_.train.batch_size = std::stoll(BroadcastString(world_.Comm(), std::to_string(config_.train.batch_size), 0));
+  }
   InitRunLogging(world_.Rank(), dir);
   return point.checkpoint;
 }
