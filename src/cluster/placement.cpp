@@ -3,6 +3,7 @@
 #include <torch/cuda.h>
 
 #include "cluster/agree.h"
+#include "cluster/blas_info.h"
 #include "cluster/gather_strings.h"
 #include "cluster/gpu_assignment.h"
 #include "cluster/gpu_pci.h"
@@ -67,6 +68,7 @@ Placement PlaceThisRank(const Config& config, const MpiWorld& world) {
   ReportBindings(world, placement.binding, placement.device.str());
   const Tf32Decision tf32 = ApplyTf32(config.runtime.tf32, placement.device);
   if (world.Rank() == 0) spdlog::info("{}", tf32.reason);
+  if (world.Rank() == 0 && !placement.device.is_cuda()) spdlog::info("{}", DescribeBlas());
   return placement;
 }
 

@@ -18,6 +18,20 @@ grep -q "rank 0/1  local 0/1  cpu  allowed .*  bound .*  threads" "$WORK/plain.t
 [[ $(threads_of plain) -eq $cores ]] || fail "a single process runs $(threads_of plain) threads on $cores cores"
 echo "ok: one process, $(threads_of plain) threads on $cores cores"
 
+# The BLAS the CPU's matrix products run on, named at start (cluster/blas_info.h); a BLAS that the
+# loader takes from elsewhere is named too (the Debian build calls sgemm_ from libblas.so.3).
+contains "^BLAS: .*\(OpenBLAS\|Math Kernel Library\|BLIS\|reference BLAS\).*; ATen's own CPU kernels: " <"$WORK/plain.txt" ||
+  { cat "$WORK/plain.txt"; fail "no BLAS line"; }
+reference=/usr/lib/x86_64-linux-gnu/blas
+if contains "^BLAS: .*sgemm_ from " <"$WORK/plain.txt" && [[ -e $reference/libblas.so.3 ]]; then
+  train reference env LD_LIBRARY_PATH=$reference "$BIN" train
+  contains "^BLAS: the reference BLAS (by its directory): much slower" <"$WORK/reference.txt" ||
+    { cat "$WORK/reference.txt"; fail "the reference BLAS is not named"; }
+  echo "ok: the BLAS is named at start (also the reference BLAS through LD_LIBRARY_PATH)"
+else
+  echo "ok: the BLAS is named at start: $(grep -m1 '^BLAS: ' "$WORK/plain.txt" | cut -c1-80)..."
+fi
+
 if (( cores >= 2 )); then
   # Open MPI binds a 1-rank job to one core by default: warned, with the flag that fixes it.
   train pinned "$MPIEXEC" -n 1 --bind-to core "$BIN" train

@@ -1,0 +1,95 @@
+#include "cluster/blas_info.h"
+
+#include <ATen/Version.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace ct {
+namespace {
+
+// `key=value` from LibTorch's build settings, or "".
+std::string BuildSetting(const std::string& config, const std::string& key) {
+  const size_t at = config.find(key + "=");
+  if (at == std::string::npos) return "";
+  const size_t begin = at + key.size() + 1;
+  return config.substr(begin, config.find_first_of(", \n", begin) - begin);
+}
+
+// The line of LibTorch's configuration that starts with `prefix` (after "  - "), or "".
+std::string ConfigLine(const std::string& config, const std::string& prefix) {
+  const size_t at = config.find("  - " + prefix);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + 4;
+  return config.substr(begin, config.find('\n', begin) - begin);
+}
+
+// A symbol of the library `handle` or its dependencies: not of any library loaded (Debian's
+// LibTorch also links libopenblas.so.0 itself, whichever libblas.so.3 provides sgemm_).
+template <class F>
+F Symbol(void* handle, const char* name) {
+  return reinterpret_cast<F>(dlsym(handle, name));
+}
+
+// What the library holding sgemm_ says of itself ("" if it does not say).
+std::string SelfDescription(void* lib) {
+  if (auto config = Symbol<char* (*)()>(lib, "openblas_get_config")) {
+    std::string text = config();
+    if (auto parallel = Symbol<int (*)()>(lib, "openblas_get_parallel")) {
+      const int mode = parallel();
+      text += mode == 2 ? " (OpenMP threads)" : mode == 1 ? " (pthreads)" : " (single-threaded)";
+    }
+    if (auto core = Symbol<char* (*)()>(lib, "openblas_get_corename")) text += std::string(", kernel ") + core();
+    return text;
+  }
+  if (auto version = Symbol<const char* (*)()>(lib, "bli_info_get_version_str")) {
+    std::string text = std::string("BLIS ") + version();
+    auto arch = Symbol<int (*)()>(lib, "bli_arch_query_id");
+    auto arch_name = Symbol<const char* (*)(int)>(lib, "bli_arch_string");
+    if (arch && arch_name) text += std::string(", kernel ") + arch_name(arch());
+    const char* threads = std::getenv("BLIS_NUM_THREADS");
+    return text + (threads ? std::string(", BLIS_NUM_THREADS=") + threads : ", single-threaded (BLIS_NUM_THREADS unset)");
+  }
+  return "";
+}
+
+// The library the loader binds sgemm_ to, and what it says of itself.
+std::string ExternalBlas() {
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info info{};
+  if (!sgemm || !dladdr(sgemm, &info) || !info.dli_fname) return "no sgemm_ found in the process";
+  std::error_code ec;
+  const std::string file = std::filesystem::canonical(info.dli_fname, ec).string();
+  const std::string from = "sgemm_ from " + (ec ? std::string(info.dli_fname) : file);
+  void* lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);  // already loaded: a handle, nothing loaded
+  const std::string self = lib ? SelfDescription(lib) : "";
+  if (lib) dlclose(lib);
+  if (!self.empty()) return self + ", " + from;
+  // Debian's alternatives keep each BLAS in a directory of its name.
+  if (file.find("/blis") != std::string::npos) return "BLIS (by its directory; it does not name itself), " + from;
+  if (file.find("/blas/") != std::string::npos) {
+    return "the reference BLAS (by its directory): much slower than OpenBLAS, BLIS or MKL, " + from;
+  }
+  return from + " (a BLAS that does not name itself)";
+}
+
+}  // namespace
+
+std::string DescribeBlas() {
+  const std::string config = at::show_config();
+  const std::string blas = BuildSetting(config, "BLAS_INFO");
+  std::string text;
+  if (blas == "mkl") {
+    const std::string mkl = ConfigLine(config, "Intel(R) oneAPI Math Kernel Library");
+    const char* isa = std::getenv("MKL_ENABLE_INSTRUCTIONS");
+    text = (mkl.empty() ? std::string("MKL") : mkl) + " inside LibTorch, code path " +
+           (isa ? std::string("MKL_ENABLE_INSTRUCTIONS=") + isa : std::string("the CPU's best"));
+  } else {
+    text = ExternalBlas();
+  }
+  const std::string capability = ConfigLine(config, "CPU capability usage: ");
+  return "BLAS: " + text + (capability.empty() ? "" : "; ATen's own CPU kernels: " + capability.substr(22));
+}
+
+}  // namespace ct

@@ -1,0 +1,15 @@
+// Which BLAS the CPU's matrix products run on, for the start-up log: the step's speed on a CPU
+// depends on it more than on anything else (docs/benchmarks.md). LibTorch either carries its BLAS
+// inside (the pip wheel: MKL) or calls sgemm_ from whatever library the loader found first
+// (Debian: libblas.so.3, an alternatives link to OpenBLAS, BLIS or the reference BLAS).
+#pragma once
+
+#include <string>
+
+namespace ct {
+
+// "BLAS: OpenBLAS 0.3.21 ... (OpenMP threads), kernel SkylakeX, sgemm_ from /usr/lib/.../libblas.so.3;
+// ATen's CPU kernels: AVX2". What cannot be found out is said so, never guessed.
+std::string DescribeBlas();
+
+}  // namespace ct
