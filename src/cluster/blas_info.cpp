@@ -49,7 +49,8 @@ std::string SelfDescription(void* lib) {
     auto arch_name = Symbol<const char* (*)(int)>(lib, "bli_arch_string");
     if (arch && arch_name) text += std::string(", kernel ") + arch_name(arch());
     const char* threads = std::getenv("BLIS_NUM_THREADS");
-    return text + (threads ? std::string(", BLIS_NUM_THREADS=") + threads : ", single-threaded (BLIS_NUM_THREADS unset)");
+    return text +
+           (threads ? std::string(", BLIS_NUM_THREADS=") + threads : ", single-threaded (BLIS_NUM_THREADS unset)");
   }
   return "";
 }
