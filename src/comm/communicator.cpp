@@ -30,6 +30,13 @@ void Communicator::Unregister() {
   live.erase(std::remove(live.begin(), live.end(), this), live.end());
 }
 
+std::vector<std::unique_ptr<Work>> Communicator::AllReduceAverageAsyncEach(const std::vector<at::Tensor>& tensors) {
+  std::vector<std::unique_ptr<Work>> works;
+  works.reserve(tensors.size());
+  for (const at::Tensor& tensor : tensors) works.push_back(AllReduceAverageAsync(tensor));
+  return works;
+}
+
 void AbortAllCommunicators() {
   std::lock_guard<std::mutex> lock(live_mutex);
   for (Communicator* comm : LiveCommunicators()) comm->Abort();  // each bounded (Abort's contract)

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ct {
 
@@ -38,6 +39,9 @@ class Communicator {
   // Starts AllReduceAverage and returns at once; `tensor` must not be touched until Wait().
   // Operations start in the order they are issued, which must be the same on every rank.
   virtual std::unique_ptr<Work> AllReduceAverageAsync(at::Tensor tensor) = 0;
+  // AllReduceAverageAsync of each tensor, in order, one Work each. A backend may launch them as
+  // one operation (NCCL: one group, one kernel launch); by default they go out one by one.
+  virtual std::vector<std::unique_ptr<Work>> AllReduceAverageAsyncEach(const std::vector<at::Tensor>& tensors);
   // In place: every rank's tensor <- root's tensor.
   virtual void Broadcast(at::Tensor& tensor, int root) = 0;
   // Small values from every rank: result[r] is rank r's `tensor` (shape [Size(), ...]).

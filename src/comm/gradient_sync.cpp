@@ -145,18 +145,25 @@ void GradientSync::MarkReady(size_t param) {
   --buckets_[bucket_of_[param]].unfilled;
 }
 
+// The complete buckets not yet launched go out together, in index order: on NCCL as one group.
 void GradientSync::LaunchReadyBuckets() {
-  while (next_launch_ < buckets_.size() && buckets_[next_launch_].unfilled == 0) {
-    Bucket& bucket = buckets_[next_launch_++];
+  const size_t first = next_launch_;
+  while (next_launch_ < buckets_.size() && buckets_[next_launch_].unfilled == 0) ++next_launch_;
+  if (first == next_launch_) return;
+  std::vector<at::Tensor> wires;
+  for (size_t b = first; b < next_launch_; ++b) {
+    Bucket& bucket = buckets_[b];
     if (trace::On()) bucket.launched = std::chrono::steady_clock::now();
     if (options_.bf16) {
       if (!bucket.wire.defined()) bucket.wire = at::empty_like(bucket.flat, bucket.flat.options().dtype(at::kBFloat16));
       bucket.wire.copy_(bucket.flat);
-      bucket.work = comm_.AllReduceAverageAsync(bucket.wire);
+      wires.push_back(bucket.wire);
     } else {
-      bucket.work = comm_.AllReduceAverageAsync(bucket.flat);
+      wires.push_back(bucket.flat);
     }
   }
+  std::vector<std::unique_ptr<Work>> works = comm_.AllReduceAverageAsyncEach(wires);
+  for (size_t b = first; b < next_launch_; ++b) buckets_[b].work = std::move(works[b - first]);
 }
 
 void GradientSync::AverageGradients() {

@@ -97,23 +97,64 @@ void AbortWithin(ncclComm_t comm, const char* why) {
   }
 }
 
+// Events without timing, reused: making and destroying them for every collective would put
+// driver calls on the step's path. Shared by the communicator and every NcclEvents, so it lives
+// as long as the last of them; events are handed back on any thread.
+class EventPool {
+ public:
+  explicit EventPool(int device) : device_(device) {}
+  ~EventPool() {
+    DeviceGuard guard(device_);
+    for (cudaEvent_t event : free_) cudaEventDestroy(event);
+  }
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+
+  // The caller's current device must be the pool's (Launch holds a DeviceGuard).
+  cudaEvent_t Take() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_.empty()) {
+        cudaEvent_t event = free_.back();
+        free_.pop_back();
+        return event;
+      }
+    }
+    cudaEvent_t event = nullptr;
+    CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    return event;
+  }
+  // Safe while work recorded on `event` is still pending: a later record replaces it, and the
+  // waits already enqueued keep the record they saw.
+  void Give(cudaEvent_t event) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(event);
+  }
+
+ private:
+  int device_;
+  std::mutex mutex_;
+  std::vector<cudaEvent_t> free_;
+};
+
 }  // namespace
 
-// The events of one collective: `start` completes when it begins on the communication
-// stream, `end` when it has finished. Destroyed when the last holder lets go.
+// The events of one collective (or one group of them): `start` completes when it begins on the
+// communication stream, `end` when it has finished. Back to the pool when the last holder lets go.
 struct NcclEvents {
+  std::shared_ptr<EventPool> pool;
   cudaEvent_t start = nullptr;
   cudaEvent_t end = nullptr;
   std::string op;
   std::optional<Clock::time_point> started;  // when the watchdog first saw `start` complete
-  NcclEvents(std::string name) : op(std::move(name)) {
-    CUDA_CHECK(cudaEventCreateWithFlags(&start, cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventCreateWithFlags(&end, cudaEventDisableTiming));
-  }
+  NcclEvents(std::shared_ptr<EventPool> events, std::string name)
+      : pool(std::move(events)), start(pool->Take()), end(pool->Take()), op(std::move(name)) {}
   ~NcclEvents() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(end);
+    pool->Give(start);
+    pool->Give(end);
   }
+  NcclEvents(const NcclEvents&) = delete;
+  NcclEvents& operator=(const NcclEvents&) = delete;
 };
 
 struct NcclCommunicator::State {
@@ -121,6 +162,7 @@ struct NcclCommunicator::State {
   int device = 0;
   cudaStream_t stream = nullptr;  // the communication stream
   double timeout_seconds = 300;
+  std::shared_ptr<EventPool> event_pool;
 
   std::mutex mutex;  // guards comm, pending and stopping
   std::condition_variable changed;
@@ -142,12 +184,11 @@ struct NcclCommunicator::State {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     CUDA_CHECK(cudaStreamIsCapturing(ComputeStream(device), &capture));
     const bool capturing = capture != cudaStreamCaptureStatusNone;
-    auto events = std::make_shared<NcclEvents>(op);
-    cudaEvent_t ready = nullptr;
-    CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+    auto events = std::make_shared<NcclEvents>(event_pool, op);
+    const cudaEvent_t ready = event_pool->Take();
     CUDA_CHECK(cudaEventRecord(ready, ComputeStream(device)));
     CUDA_CHECK(cudaStreamWaitEvent(stream, ready, 0));
-    cudaEventDestroy(ready);  // released once it completes
+    event_pool->Give(ready);  // the wait has taken its record
     if (!capturing) CUDA_CHECK(cudaEventRecord(events->start, stream));
     collective(stream);
     CUDA_CHECK(cudaEventRecord(events->end, stream));
@@ -256,6 +297,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm world, int device_index, double time
   state_->device = device_index;
   state_->timeout_seconds = timeout_seconds;
   CUDA_CHECK(cudaSetDevice(device_index));
+  state_->event_pool = std::make_shared<EventPool>(device_index);
   ncclUniqueId id;
   if (rank_ == 0) NCCL_CHECK(ncclGetUniqueId(&id));
   MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, world));
@@ -308,6 +350,28 @@ std::unique_ptr<Work> NcclCommunicator::AllReduceAverageAsync(at::Tensor tensor)
   std::shared_ptr<NcclEvents> events = LaunchAllReduce(tensor, ncclAvg);
   State* state = state_.get();
   return std::make_unique<NcclWork>([state, events] { state->OrderAfter(*events); });
+}
+
+// Several buckets complete at once (the last ones of a backward, or all of them without
+// overlap): one NCCL group, so they go out as one launch, with one pair of events for all.
+std::vector<std::unique_ptr<Work>> NcclCommunicator::AllReduceAverageAsyncEach(const std::vector<at::Tensor>& tensors) {
+  if (tensors.size() <= 1) return Communicator::AllReduceAverageAsyncEach(tensors);
+  for (const at::Tensor& tensor : tensors) CheckTensor(tensor, state_->device, "all-reduce");
+  std::shared_ptr<NcclEvents> events =
+      state_->Launch("all-reduce of " + std::to_string(tensors.size()) + " tensors", [&](cudaStream_t stream) {
+        NCCL_CHECK(ncclGroupStart());
+        for (const at::Tensor& tensor : tensors) {
+          NCCL_CHECK(ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), static_cast<size_t>(tensor.numel()),
+                                   NcclType(tensor), ncclAvg, state_->comm, stream));
+        }
+        NCCL_CHECK(ncclGroupEnd());
+      });
+  State* state = state_.get();
+  std::vector<std::unique_ptr<Work>> works;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    works.push_back(std::make_unique<NcclWork>([state, events] { state->OrderAfter(*events); }));
+  }
+  return works;
 }
 
 void NcclCommunicator::Broadcast(at::Tensor& tensor, int root) {

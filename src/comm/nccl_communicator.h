@@ -9,7 +9,8 @@
 // stream in a CUDA build): the communication stream waits for an event recorded on the compute
 // stream, so the collective sees the finished gradients; waiting for the result makes the
 // compute stream wait for the collective's end event. No host synchronisation either way, and
-// gradient buckets reduce while backward computes the next ones.
+// gradient buckets reduce while backward computes the next ones. Buckets that complete together
+// go out as one NCCL group (one launch). The events come from a pool and are reused.
 //
 // A watchdog thread polls ncclCommGetAsyncError and every collective's events. A network error,
 // a CUDA error seen on an event (reported as that error), or a collective still running
@@ -41,6 +42,7 @@ class NcclCommunicator : public Communicator {
   void AllReduceSum(at::Tensor& tensor) override;
   void AllReduceAverage(at::Tensor& tensor) override;
   std::unique_ptr<Work> AllReduceAverageAsync(at::Tensor tensor) override;
+  std::vector<std::unique_ptr<Work>> AllReduceAverageAsyncEach(const std::vector<at::Tensor>& tensors) override;
   void Broadcast(at::Tensor& tensor, int root) override;
   at::Tensor AllGather(const at::Tensor& tensor) override;
   void Barrier() override;

@@ -37,11 +37,11 @@ TEST(MpiCommunicator, AsyncAllReducesFinishInIssueOrderWithCorrectMeans) {
   MpiCommunicator comm(MPI_COMM_WORLD);
   const int w = comm.Size();
   std::vector<at::Tensor> tensors;
-  std::vector<std::unique_ptr<Work>> works;
   for (int64_t n : {1, 3, 4097, 1 << 20, 17}) {  // odd sizes, one large, several in flight
     tensors.push_back(at::full({n}, static_cast<double>(comm.Rank() + n)));
-    works.push_back(comm.AllReduceAverageAsync(tensors.back()));
   }
+  std::vector<std::unique_ptr<Work>> works = comm.AllReduceAverageAsyncEach(tensors);
+  ASSERT_EQ(works.size(), tensors.size());
   for (auto& work : works) work->Wait();
   bool ok = true;
   for (const at::Tensor& t : tensors) {

@@ -67,6 +67,19 @@ TEST(Nccl, CollectivesOverOddSizesAndDtypes) {
   ok = ok && root.cpu().equal(at::full({5, 3}, static_cast<float>(w - 1)));
   at::Tensor all = comm.AllGather(at::full({2}, static_cast<double>(r), OnGpu(at::kDouble)));
   ok = ok && all.cpu().equal(at::arange(w, at::kDouble).unsqueeze(1).expand({w, 2}));
+  // Several tensors at once: one NCCL group, one Work each, each averaged, repeated so that the
+  // pooled events are reused.
+  for (int round = 0; round < 3; ++round) {
+    std::vector<at::Tensor> each = {at::full({17}, static_cast<float>(r), OnGpu(at::kFloat)),
+                                    at::full({4099}, static_cast<float>(2 * r + round), OnGpu(at::kFloat)),
+                                    at::full({1}, static_cast<float>(-r), OnGpu(at::kFloat))};
+    std::vector<std::unique_ptr<Work>> works = comm.AllReduceAverageAsyncEach(each);
+    ok = ok && works.size() == each.size();
+    for (auto& work : works) work->Wait();
+    ok = ok && at::allclose(each[0].cpu(), at::full({17}, (w - 1) / 2.0f)) &&
+         at::allclose(each[1].cpu(), at::full({4099}, (w - 1) + static_cast<float>(round))) &&
+         at::allclose(each[2].cpu(), at::full({1}, -(w - 1) / 2.0f));
+  }
   comm.Barrier();
   EXPECT_TRUE(test::AllRanksAgree(ok));
   at::Tensor on_cpu = at::zeros({4});
