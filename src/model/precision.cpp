@@ -38,6 +38,8 @@ void SetDtype(c10::DeviceType d, c10::ScalarType t) {
 
 }  // namespace
 
+bool AutocastOn(c10::DeviceType device) { return IsEnabled(device); }
+
 AutocastScope::AutocastScope(bool enabled, c10::DeviceType device) : enabled_(enabled), device_(device) {
   if (!enabled_) return;
   was_enabled_ = IsEnabled(device_);

@@ -8,6 +8,9 @@
 
 namespace ct {
 
+// Whether autocast is on for `device` on this thread (LibTorch 1.13 and 2.x alike).
+bool AutocastOn(c10::DeviceType device);
+
 class AutocastScope {
  public:
   // Does nothing unless `enabled`. device: where the forward runs (CPU or CUDA).

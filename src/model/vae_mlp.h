@@ -10,6 +10,7 @@
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/linear.h>
 
 #include <vector>
 
@@ -28,6 +29,10 @@ class VaeMlpImpl : public torch::nn::Module {
  private:
   torch::nn::Sequential encoder_{nullptr};
   torch::nn::Sequential decoder_{nullptr};
+  // The Sequentials' Linear layers in order (they hold the parameters; the ReLUs between them
+  // are applied by model/linear_layer.h).
+  std::vector<torch::nn::Linear> encoder_layers_;
+  std::vector<torch::nn::Linear> decoder_layers_;
 };
 TORCH_MODULE(VaeMlp);
 

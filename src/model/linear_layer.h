@@ -1,0 +1,23 @@
+// One fully connected layer, y = x W^T + b, optionally followed by ReLU, with a CPU path that
+// does no work beyond the two or three matrix products a layer needs:
+//   - the ReLU is applied in place on the product's output (no second activation tensor), and
+//     backward masks the incoming gradient with that output (ReLU's derivative);
+//   - the weight's and bias's gradients are added straight into their .grad where it already
+//     exists (GradientSync points every .grad at its bucket before backward): one GEMM with
+//     beta = 1 instead of a GEMM into a new tensor followed by AccumulateGrad's addition.
+// The parameters' AccumulateGrad nodes still run (with nothing to add), so their post-hooks,
+// which GradientSync uses to launch full buckets, fire as before. Hooks registered on the
+// weight tensor itself would not see the gradient; nothing in clustertrain uses them.
+//
+// The plain LibTorch path (nn::Linear, relu) is taken where the fast one does not apply: a
+// device other than the CPU, a dtype other than float32, autocast, or a backward that builds
+// a graph of its own (create_graph). Both give the same numbers.
+#pragma once
+
+#include <torch/nn/modules/linear.h>
+
+namespace ct {
+
+torch::Tensor LinearLayer(const torch::nn::Linear& layer, const torch::Tensor& x, bool relu);
+
+}  // namespace ct

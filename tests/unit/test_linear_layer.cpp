@@ -1,0 +1,127 @@
+// model/linear_layer: the CPU fast path of Linear(+ReLU) gives LibTorch's numbers, adds the
+// parameters' gradients into an existing .grad as AccumulateGrad would, and still runs the
+// AccumulateGrad post-hooks that GradientSync launches buckets from.
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/nn/functional/linear.h>
+#include <torch/torch.h>
+
+#include "model/linear_layer.h"
+#include "model/precision.h"
+
+namespace ct {
+namespace {
+
+struct Grads {
+  torch::Tensor y, x, weight, bias;
+};
+
+// One forward and backward of `layer` on `x`, with the loss sum(y * w) (a gradient that differs
+// per element); `fast` picks LinearLayer or LibTorch's own linear and relu.
+Grads ForwardBackward(torch::nn::Linear& layer, const torch::Tensor& x_in, bool relu, bool fast, bool x_grad) {
+  torch::Tensor x = x_in.detach().clone().requires_grad_(x_grad);
+  torch::Tensor y = fast ? LinearLayer(layer, x, relu) : torch::nn::functional::linear(x, layer->weight, layer->bias);
+  if (!fast && relu) y = torch::relu(y);
+  (y * torch::linspace(-1, 2, y.numel()).view_as(y)).sum().backward();
+  return {y.detach(), x_grad ? x.grad() : torch::Tensor(), layer->weight.grad().clone(), layer->bias.grad().clone()};
+}
+
+void ExpectClose(const torch::Tensor& a, const torch::Tensor& b, const char* what) {
+  ASSERT_EQ(a.defined(), b.defined()) << what;
+  if (a.defined()) {
+    EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << what << ": max |diff| " << (a - b).abs().max();
+  }
+}
+
+TEST(LinearLayer, EqualsLibTorchsLinearAndReluWithAndWithoutAnExistingGrad) {
+  for (bool relu : {true, false}) {
+    for (bool x_grad : {true, false}) {
+      for (bool existing_grad : {false, true}) {
+        torch::manual_seed(3);
+        torch::nn::Linear fast(37, 19), plain(37, 19);
+        {
+          torch::NoGradGuard no_grad;
+          plain->weight.copy_(fast->weight);
+          plain->bias.copy_(fast->bias);
+        }
+        if (existing_grad) {  // accumulation: the new gradient is added to what is there
+          for (auto* layer : {&fast, &plain}) {
+            (*layer)->weight.mutable_grad() = torch::full({19, 37}, 0.25);
+            (*layer)->bias.mutable_grad() = torch::full({19}, -0.5);
+          }
+        }
+        const torch::Tensor x = torch::randn({11, 37});
+        const Grads a = ForwardBackward(fast, x, relu, /*fast=*/true, x_grad);
+        const Grads b = ForwardBackward(plain, x, relu, /*fast=*/false, x_grad);
+        SCOPED_TRACE(std::string("relu ") + (relu ? "on" : "off") + ", x grad " + (x_grad ? "on" : "off") +
+                     ", existing grad " + (existing_grad ? "yes" : "no"));
+        ExpectClose(a.y, b.y, "output");
+        ExpectClose(a.x, b.x, "input gradient");
+        ExpectClose(a.weight, b.weight, "weight gradient");
+        ExpectClose(a.bias, b.bias, "bias gradient");
+      }
+    }
+  }
+}
+
+TEST(LinearLayer, AddsIntoTheExistingGradInPlaceAndStillRunsAccumulateGradsPostHooks) {
+  struct Count : torch::autograd::FunctionPostHook {
+    explicit Count(int* n) : calls(n) {}
+    torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                              const torch::autograd::variable_list&) override {
+      ++*calls;
+      return outputs;
+    }
+    int* calls;
+  };
+  torch::nn::Linear layer(8, 4);
+  int weight_hooks = 0, bias_hooks = 0;
+  // Held, as GradientSync holds them: a tensor keeps only a weak reference to its accumulator.
+  const auto weight_accumulator = torch::autograd::impl::grad_accumulator(layer->weight);
+  const auto bias_accumulator = torch::autograd::impl::grad_accumulator(layer->bias);
+  weight_accumulator->add_post_hook(std::make_unique<Count>(&weight_hooks));
+  bias_accumulator->add_post_hook(std::make_unique<Count>(&bias_hooks));
+  layer->weight.mutable_grad() = torch::zeros({4, 8});
+  layer->bias.mutable_grad() = torch::zeros({4});
+  const void* weight_grad_storage = layer->weight.grad().data_ptr();
+  for (int step = 1; step <= 3; ++step) {
+    LinearLayer(layer, torch::randn({5, 8}), /*relu=*/true).sum().backward();
+    EXPECT_EQ(weight_hooks, step);
+    EXPECT_EQ(bias_hooks, step);
+  }
+  // Still the same tensor: a bucket view stays a bucket view.
+  EXPECT_EQ(layer->weight.grad().data_ptr(), weight_grad_storage);
+}
+
+TEST(LinearLayer, UnderBf16AutocastTheGradientStaysFloat32AndEqualsLibTorchs) {
+  // train.precision=bf16: the product runs in bfloat16, the gradient that reaches a float32
+  // .grad must be added as AccumulateGrad adds it (LibTorch's path).
+  torch::manual_seed(4);
+  torch::nn::Linear fast(16, 8), plain(16, 8);
+  {
+    torch::NoGradGuard no_grad;
+    plain->weight.copy_(fast->weight);
+    plain->bias.copy_(fast->bias);
+  }
+  const torch::Tensor x = torch::randn({4, 16});
+  torch::Tensor y_fast, y_plain;
+  for (auto* layer : {&fast, &plain}) {
+    (*layer)->weight.mutable_grad() = torch::zeros({8, 16});
+    (*layer)->bias.mutable_grad() = torch::zeros({8});
+  }
+  {
+    AutocastScope bf16(/*enabled=*/true, c10::kCPU);
+    y_fast = LinearLayer(fast, x, /*relu=*/true);
+    y_plain = torch::relu(torch::nn::functional::linear(x, plain->weight, plain->bias));
+  }
+  y_fast.to(torch::kFloat).sum().backward();
+  y_plain.to(torch::kFloat).sum().backward();
+  EXPECT_EQ(y_fast.scalar_type(), torch::kBFloat16);
+  EXPECT_EQ(fast->weight.grad().scalar_type(), torch::kFloat);
+  EXPECT_TRUE(torch::equal(fast->weight.grad(), plain->weight.grad()));
+  EXPECT_TRUE(torch::equal(fast->bias.grad(), plain->bias.grad()));
+}
+
+}  // namespace
+}  // namespace ct
