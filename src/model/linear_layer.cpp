@@ -54,8 +54,8 @@ struct LinearFunction : public torch::autograd::Function<LinearFunction> {
 
 bool FastPathApplies(const torch::nn::Linear& layer, const torch::Tensor& x) {
   const torch::Tensor& w = layer->weight;
-  return x.device().is_cpu() && w.device().is_cpu() && x.scalar_type() == at::kFloat &&
-         w.scalar_type() == at::kFloat && layer->bias.defined() && x.dim() == 2 && !AutocastOn(c10::kCPU);
+  return x.device().is_cpu() && w.device().is_cpu() && x.scalar_type() == at::kFloat && w.scalar_type() == at::kFloat &&
+         layer->bias.defined() && x.dim() == 2 && !AutocastOn(c10::kCPU);
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/conv.h>
 
+#include "model/conv_layer.h"
+#include "model/linear_layer.h"
+
 namespace ct {
 
 std::vector<int64_t> Conv1dLengths(int64_t length, const Conv1dShape& shape) {
@@ -24,7 +27,8 @@ VaeConv1dImpl::VaeConv1dImpl(const Conv1dShape& shape)
   torch::nn::Sequential encoder;
   int64_t in = in_channels_;
   for (int64_t c : shape.channels) {
-    encoder->push_back(torch::nn::Conv1d(torch::nn::Conv1dOptions(in, c, k).stride(s).padding(padding)));
+    encoder_layers_.emplace_back(torch::nn::Conv1dOptions(in, c, k).stride(s).padding(padding));
+    encoder->push_back(encoder_layers_.back());
     encoder->push_back(torch::nn::ReLU());
     in = c;
   }
@@ -34,10 +38,11 @@ VaeConv1dImpl::VaeConv1dImpl(const Conv1dShape& shape)
     const int64_t out = i > 0 ? shape.channels[i - 1] : in_channels_;
     // The length a transposed convolution gives, short of lengths_[i] by less than the stride.
     const int64_t output_padding = lengths_[i] - ((lengths_[i + 1] - 1) * s - 2 * padding + k);
-    decoder->push_back(torch::nn::ConvTranspose1d(torch::nn::ConvTranspose1dOptions(shape.channels[i], out, k)
-                                                      .stride(s)
-                                                      .padding(padding)
-                                                      .output_padding(output_padding)));
+    decoder_layers_.emplace_back(torch::nn::ConvTranspose1dOptions(shape.channels[i], out, k)
+                                     .stride(s)
+                                     .padding(padding)
+                                     .output_padding(output_padding));
+    decoder->push_back(decoder_layers_.back());
     if (i > 0) decoder->push_back(torch::nn::ReLU());
   }
   encoder_ = register_module("encoder", encoder);
@@ -49,13 +54,17 @@ VaeConv1dImpl::VaeConv1dImpl(const Conv1dShape& shape)
 VaeOutput VaeConv1dImpl::forward(const torch::Tensor& x, const torch::Tensor& eps) {
   const int64_t batch = x.size(0);
   const torch::Tensor channels_first = x.dim() == 2 ? x.unsqueeze(1) : x;  // [B, C, L]
-  auto halves = to_latent_->forward(encoder_->forward(channels_first).flatten(1)).chunk(2, /*dim=*/-1);
+  torch::Tensor h = channels_first;
+  for (const auto& layer : encoder_layers_) h = Conv1dLayer(layer, h, /*relu=*/true);
+  auto halves = LinearLayer(to_latent_, h.flatten(1), /*relu=*/false).chunk(2, /*dim=*/-1);
   torch::Tensor mu = halves[0];  // [B, latent]
   torch::Tensor logvar = halves[1];
   torch::Tensor z = eps.defined() ? mu + eps * torch::exp(0.5 * logvar) : mu;
-  torch::Tensor h = torch::relu(from_latent_->forward(z)).view({batch, shape_.channels.back(), lengths_.back()});
-  torch::Tensor recon = decoder_->forward(h);  // [B, C, L]
-  return {x.dim() == 2 ? recon.squeeze(1) : recon, mu, logvar};
+  h = LinearLayer(from_latent_, z, /*relu=*/true).view({batch, shape_.channels.back(), lengths_.back()});
+  for (size_t i = 0; i < decoder_layers_.size(); ++i) {
+    h = ConvTranspose1dLayer(decoder_layers_[i], h, /*relu=*/i + 1 < decoder_layers_.size());
+  }
+  return {x.dim() == 2 ? h.squeeze(1) : h, mu, logvar};  // recon: [B, L] or [B, C, L]
 }
 
 }  // namespace ct

@@ -14,6 +14,7 @@
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
 
 #include <vector>
@@ -48,6 +49,10 @@ class VaeConv1dImpl : public torch::nn::Module {
   torch::nn::Linear to_latent_{nullptr};
   torch::nn::Linear from_latent_{nullptr};
   torch::nn::Sequential decoder_{nullptr};
+  // The Sequentials' convolutions in order (the ReLUs between them are applied by
+  // model/conv_layer.h, on the CPU in place).
+  std::vector<torch::nn::Conv1d> encoder_layers_;
+  std::vector<torch::nn::ConvTranspose1d> decoder_layers_;
 };
 TORCH_MODULE(VaeConv1d);
 

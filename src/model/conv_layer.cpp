@@ -1,0 +1,141 @@
+#include "model/conv_layer.h"
+
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <array>
+#include <vector>
+
+#include "model/precision.h"
+
+namespace ct {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// A Conv1d's geometry (stride, padding); dilation 1, groups 1.
+struct Geometry {
+  int64_t stride;
+  int64_t padding;
+};
+
+torch::Tensor Conv(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, Geometry g) {
+  return at::convolution(x, weight, bias, {g.stride}, {g.padding}, {1}, /*transposed=*/false, {0}, /*groups=*/1);
+}
+
+// The Conv1d(input -> output) gradients: mask says which of (input, weight, bias) to compute.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> ConvBackward(const torch::Tensor& grad_output,
+                                                              const torch::Tensor& input, const torch::Tensor& weight,
+                                                              Geometry g, std::array<bool, 3> mask) {
+  return at::convolution_backward(grad_output, input, weight, std::vector<int64_t>{weight.size(0)}, {g.stride},
+                                  {g.padding}, {1}, /*transposed=*/false, {0}, /*groups=*/1, mask);
+}
+
+torch::Tensor MaskedByRelu(const torch::Tensor& grad, const torch::Tensor& output) {
+  return output.defined() ? at::threshold_backward(grad, output, 0) : grad;
+}
+
+struct Conv1dFunction : public torch::autograd::Function<Conv1dFunction> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
+                               const torch::Tensor& bias, int64_t stride, int64_t padding, bool relu) {
+    torch::Tensor y = Conv(x, weight, bias, {stride, padding});
+    if (relu) y.relu_();
+    ctx->save_for_backward({x, weight, relu ? y : torch::Tensor()});
+    ctx->saved_data["stride"] = stride;
+    ctx->saved_data["padding"] = padding;
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const variable_list saved = ctx->get_saved_variables();
+    const Geometry g{ctx->saved_data["stride"].toInt(), ctx->saved_data["padding"].toInt()};
+    const torch::Tensor grad = MaskedByRelu(grad_outputs[0].contiguous(), saved[2]);
+    auto [grad_x, grad_weight, grad_bias] = ConvBackward(
+        grad, saved[0], saved[1], g, {ctx->needs_input_grad(0), ctx->needs_input_grad(1), ctx->needs_input_grad(2)});
+    return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// y = ConvTranspose1d(x; weight) = the input gradient of Conv1d(. ; weight) at grad_output x.
+// The weight is [in_channels of x, out_channels of y, k] in both readings.
+struct ConvTranspose1dFunction : public torch::autograd::Function<ConvTranspose1dFunction> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
+                               const torch::Tensor& bias, int64_t stride, int64_t padding, int64_t output_length,
+                               bool relu) {
+    const Geometry g{stride, padding};
+    // Only the shape of the adjoint Conv1d's input is read.
+    const torch::Tensor shape_of_y = at::empty({x.size(0), weight.size(1), output_length}, x.options());
+    torch::Tensor y = std::get<0>(ConvBackward(x, shape_of_y, weight, g, {true, false, false}));
+    y.add_(bias.view({1, -1, 1}));
+    if (relu) y.relu_();
+    ctx->save_for_backward({x, weight, relu ? y : torch::Tensor()});
+    ctx->saved_data["stride"] = stride;
+    ctx->saved_data["padding"] = padding;
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const variable_list saved = ctx->get_saved_variables();
+    const torch::Tensor& x = saved[0];
+    const torch::Tensor& weight = saved[1];
+    const Geometry g{ctx->saved_data["stride"].toInt(), ctx->saved_data["padding"].toInt()};
+    const torch::Tensor grad = MaskedByRelu(grad_outputs[0].contiguous(), saved[2]);
+    torch::Tensor grad_x, grad_weight, grad_bias;
+    if (ctx->needs_input_grad(0)) grad_x = Conv(grad, weight, torch::Tensor(), g);
+    // The adjoint Conv1d's weight gradient: its input is our output's gradient, its output ours.
+    if (ctx->needs_input_grad(1)) grad_weight = std::get<1>(ConvBackward(x, grad, weight, g, {false, true, false}));
+    if (ctx->needs_input_grad(2)) grad_bias = grad.sum(at::IntArrayRef{0, 2});
+    return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+bool FastPathApplies(const torch::Tensor& weight, const torch::Tensor& bias, const torch::Tensor& x, int64_t dilation,
+                     int64_t groups) {
+  return dilation == 1 && groups == 1 && bias.defined() && x.dim() == 3 && x.device().is_cpu() &&
+         weight.device().is_cpu() && x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
+         !AutocastOn(c10::kCPU);
+}
+
+// The padding as a number, or nullptr for "same"/"valid" (c10::variant in LibTorch 1.13,
+// std::variant from 2.x).
+const torch::ExpandingArray<1>* ExplicitPadding(const torch::nn::detail::ConvNdOptions<1>::padding_t& padding) {
+#if CT_LIBTORCH_MAJOR < 2
+  return c10::get_if<torch::ExpandingArray<1>>(&padding);
+#else
+  return std::get_if<torch::ExpandingArray<1>>(&padding);
+#endif
+}
+
+// LibTorch's own module, then ReLU as a separate operation.
+template <typename Holder>
+torch::Tensor Plain(Holder layer, const torch::Tensor& x, bool relu) {
+  torch::Tensor y = layer->forward(x);
+  return relu ? torch::relu(y) : y;
+}
+
+}  // namespace
+
+torch::Tensor Conv1dLayer(const torch::nn::Conv1d& layer, const torch::Tensor& x, bool relu) {
+  const auto& options = layer->options;
+  const torch::ExpandingArray<1>* padding = ExplicitPadding(options.padding());
+  if (!padding || !FastPathApplies(layer->weight, layer->bias, x, options.dilation()->at(0), options.groups())) {
+    return Plain(layer, x, relu);
+  }
+  return Conv1dFunction::apply(x, layer->weight, layer->bias, options.stride()->at(0), (*padding)->at(0), relu);
+}
+
+torch::Tensor ConvTranspose1dLayer(const torch::nn::ConvTranspose1d& layer, const torch::Tensor& x, bool relu) {
+  const auto& options = layer->options;
+  const torch::ExpandingArray<1>* explicit_padding = ExplicitPadding(options.padding());
+  if (!explicit_padding ||
+      !FastPathApplies(layer->weight, layer->bias, x, options.dilation()->at(0), options.groups())) {
+    return Plain(layer, x, relu);
+  }
+  const int64_t stride = options.stride()->at(0);
+  const int64_t padding = (*explicit_padding)->at(0);
+  const int64_t output_length =
+      (x.size(2) - 1) * stride - 2 * padding + options.kernel_size()->at(0) + options.output_padding()->at(0);
+  return ConvTranspose1dFunction::apply(x, layer->weight, layer->bias, stride, padding, output_length, relu);
+}
+
+}  // namespace ct

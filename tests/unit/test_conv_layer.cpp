@@ -1,0 +1,91 @@
+// model/conv_layer: Conv1d and ConvTranspose1d (the latter as the adjoint of a Conv1d) with
+// ReLU in place give LibTorch's own modules' outputs and gradients, over several geometries.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "model/conv_layer.h"
+
+namespace ct {
+namespace {
+
+struct Geometry {
+  int64_t in_channels, out_channels, kernel, stride, length;
+};
+
+const std::vector<Geometry> kGeometries = {
+    {1, 16, 7, 2, 1024}, {3, 5, 3, 1, 37}, {4, 6, 4, 3, 50}, {2, 2, 5, 2, 9}, {8, 3, 1, 1, 16}};
+
+void ExpectClose(const torch::Tensor& a, const torch::Tensor& b, const std::string& what) {
+  ASSERT_EQ(a.sizes(), b.sizes()) << what;
+  EXPECT_TRUE(torch::allclose(a, b, 1e-4, 1e-5)) << what << ": max |diff| " << (a - b).abs().max();
+}
+
+// The loss sum(y * ramp): a gradient that differs per element.
+torch::Tensor Loss(const torch::Tensor& y) { return (y * torch::linspace(-1, 2, y.numel()).view_as(y)).sum(); }
+
+// Forward and backward through `fast` and through the module `plain` (same weights, ReLU after),
+// comparing the output and the gradients of the input, weight and bias.
+template <typename Module, typename Fast>
+void CompareWithLibTorch(Module& module, const torch::Tensor& x_values, bool relu, Fast fast, const std::string& what) {
+  torch::Tensor x1 = x_values.clone().requires_grad_(true), x2 = x_values.clone().requires_grad_(true);
+  const torch::Tensor y1 = fast(module, x1, relu);
+  Loss(y1).backward();
+  const torch::Tensor w1 = module->weight.grad().clone(), b1 = module->bias.grad().clone();
+  module->weight.mutable_grad() = torch::Tensor();
+  module->bias.mutable_grad() = torch::Tensor();
+  torch::Tensor y2 = module->forward(x2);
+  if (relu) y2 = torch::relu(y2);
+  Loss(y2).backward();
+  ExpectClose(y1, y2, what + " output");
+  ExpectClose(x1.grad(), x2.grad(), what + " input gradient");
+  ExpectClose(w1, module->weight.grad(), what + " weight gradient");
+  ExpectClose(b1, module->bias.grad(), what + " bias gradient");
+}
+
+TEST(ConvLayer, Conv1dEqualsLibTorchsWithAndWithoutRelu) {
+  for (const Geometry& g : kGeometries) {
+    for (bool relu : {true, false}) {
+      torch::manual_seed(7);
+      torch::nn::Conv1d conv(torch::nn::Conv1dOptions(g.in_channels, g.out_channels, g.kernel)
+                                 .stride(g.stride)
+                                 .padding(g.kernel / 2));
+      const torch::Tensor x = torch::randn({3, g.in_channels, g.length});
+      CompareWithLibTorch(conv, x, relu, Conv1dLayer,
+                          "Conv1d " + std::to_string(g.in_channels) + "->" + std::to_string(g.out_channels) + " k" +
+                              std::to_string(g.kernel) + " s" + std::to_string(g.stride) + (relu ? " relu" : ""));
+    }
+  }
+}
+
+TEST(ConvLayer, ConvTranspose1dEqualsLibTorchsForEveryOutputPadding) {
+  for (const Geometry& g : kGeometries) {
+    for (int64_t output_padding = 0; output_padding < g.stride; ++output_padding) {
+      torch::manual_seed(8);
+      torch::nn::ConvTranspose1d deconv(torch::nn::ConvTranspose1dOptions(g.out_channels, g.in_channels, g.kernel)
+                                            .stride(g.stride)
+                                            .padding(g.kernel / 2)
+                                            .output_padding(output_padding));
+      const torch::Tensor x = torch::randn({3, g.out_channels, g.length / g.stride + 1});
+      for (bool relu : {true, false}) {
+        CompareWithLibTorch(deconv, x, relu, ConvTranspose1dLayer,
+                            "ConvTranspose1d " + std::to_string(g.out_channels) + "->" +
+                                std::to_string(g.in_channels) + " k" + std::to_string(g.kernel) + " s" +
+                                std::to_string(g.stride) + " output_padding " + std::to_string(output_padding) +
+                                (relu ? " relu" : ""));
+        deconv->weight.mutable_grad() = torch::Tensor();
+        deconv->bias.mutable_grad() = torch::Tensor();
+      }
+    }
+  }
+}
+
+TEST(ConvLayer, PaddingSameAndDilationTakeLibTorchsPath) {
+  torch::manual_seed(9);
+  torch::nn::Conv1d same(torch::nn::Conv1dOptions(2, 3, 5).padding(torch::kSame));
+  CompareWithLibTorch(same, torch::randn({2, 2, 20}), true, Conv1dLayer, "padding same");
+  torch::nn::Conv1d dilated(torch::nn::Conv1dOptions(2, 3, 3).dilation(2).padding(2));
+  CompareWithLibTorch(dilated, torch::randn({2, 2, 20}), true, Conv1dLayer, "dilation 2");
+}
+
+}  // namespace
+}  // namespace ct
