@@ -8,7 +8,13 @@ summed on the device and read once per epoch (no `.item()` per batch); subnormal
 flushed to zero, as clustertrain does. Gradients go through DDP over gloo. Prints one JSON line
 per epoch on rank 0.
 
+What PyTorch 2.x adds, for the best peer a skilled user would run: --fused (Adam's fused CPU
+kernel, torch >= 2.4) and --compile (torch.compile of the DDP module: Inductor fuses the
+elementwise work, DDP's optimizer splits the graph at bucket boundaries; compiled in epoch 1,
+so time the later epochs). --model vae_conv1d trains clustertrain's convolutional VAE instead.
+
   mpirun -np 2 python3 bench/peer/ddp_strong.py --data data/gw_train.h5 --epochs 2 --threads 1
+  mpirun -np 2 .venv-torch/bin/python3 bench/peer/ddp_strong.py --threads 1 --fused --compile
 """
 import argparse
 import json
@@ -21,6 +27,30 @@ import torch.distributed as dist
 from torch import nn
 
 from ddp_vae import Forward, VaeMlp, add_training_arguments
+from reference_models import VaeConv1d
+
+
+class ConvForward(nn.Module):
+    """vae_conv1d's loss, with the noise passed in as for the MLP (clustertrain's forward)."""
+
+    def __init__(self, model, beta):
+        super().__init__()
+        self.model, self.beta = model, beta
+
+    def forward(self, x, target, eps):
+        m = self.model
+        mu, logvar = m.to_latent(m.encoder(x.unsqueeze(1)).flatten(1)).chunk(2, dim=-1)
+        z = mu + eps * torch.exp(0.5 * logvar)
+        recon = m.decoder(torch.relu(m.from_latent(z)).view(x.shape[0], *m.shape)).squeeze(1)
+        mse = (recon - target).pow(2).mean(dim=1)
+        kl = -0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(dim=1)
+        return mse.mean() + self.beta * kl.mean()
+
+
+def make_forward(args):
+    if args.model == "vae_conv1d":
+        return ConvForward(VaeConv1d([args.length], args.channels, args.kernel_size, args.stride, args.latent), args.beta)
+    return Forward(VaeMlp(args.length, args.hidden, args.latent), args.beta)
 
 
 def train(args):
@@ -30,10 +60,10 @@ def train(args):
     os.environ.setdefault("MASTER_PORT", "29534")
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(args.seed)
-    model = VaeMlp(args.length, args.hidden, args.latent)
-    ddp = nn.parallel.DistributedDataParallel(Forward(model, args.beta))
+    ddp = nn.parallel.DistributedDataParallel(make_forward(args))
     lr = args.lr * (args.batch * world) / args.base_batch
-    optimizer = torch.optim.Adam(ddp.parameters(), lr=lr)
+    optimizer = torch.optim.Adam(ddp.parameters(), lr=lr, **({"fused": True} if args.fused else {}))
+    step_loss = torch.compile(ddp) if args.compile else ddp
     with h5py.File(args.data, "r") as f:  # this rank's rows, one slab read each
         rows = f[args.input_key].shape[0]
         begin, end = rows * rank // world, rows * (rank + 1) // world
@@ -49,7 +79,7 @@ def train(args):
             index = order[step * args.batch:(step + 1) * args.batch]
             x, y = x_all.index_select(0, index), y_all.index_select(0, index)
             eps = torch.randn(args.batch, args.latent)
-            loss = ddp(x, y, eps)
+            loss = step_loss(x, y, eps)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -59,13 +89,21 @@ def train(args):
         if rank == 0:
             print(json.dumps({"epoch": epoch + 1, "train_loss": mean_loss, "steps": steps,
                               "samples_per_s": steps * args.batch * world / seconds, "epoch_seconds": seconds,
-                              "threads": torch.get_num_threads(), "world_size": world}), flush=True)
+                              "threads": torch.get_num_threads(), "world_size": world, "model": args.model,
+                              "fused": args.fused, "compile": args.compile,
+                              "torch": torch.__version__}), flush=True)
     dist.destroy_process_group()
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_training_arguments(parser)
+    parser.add_argument("--model", choices=["vae_mlp", "vae_conv1d"], default="vae_mlp")
+    parser.add_argument("--channels", type=int, nargs="+", default=[16, 32, 64], help="vae_conv1d")
+    parser.add_argument("--kernel-size", type=int, default=7, help="vae_conv1d")
+    parser.add_argument("--stride", type=int, default=2, help="vae_conv1d")
+    parser.add_argument("--fused", action="store_true", help="Adam's fused kernel (PyTorch >= 2.4 on the CPU)")
+    parser.add_argument("--compile", action="store_true", help="torch.compile the DDP module (PyTorch 2.x)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.set_flush_denormal(True)

@@ -11,6 +11,7 @@
 #include "data/shard_loader.h"
 #include "model/forward.h"
 #include "model/make_model.h"
+#include "model/model_size.h"
 #include "train/cuda_graph_step.h"
 #include "train/flat_params.h"
 #include "train/optimizer.h"
@@ -23,6 +24,20 @@ namespace {
 double Median(std::vector<double> values) {
   std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
   return values[values.size() / 2];
+}
+
+// One step's arithmetic per row, as usually estimated: 2 FLOP per multiply-add of the forward's
+// matrix and convolution products, three times (forward; backward's input and weight
+// gradients). A TorchScript model's layers are unknown: 6 FLOP per weight of each matrix.
+double StepFlopsPerRow(const ModelConfig& model, const std::vector<FieldDims>& fields,
+                       const std::vector<at::Tensor>& params) {
+  const auto input = std::find_if(fields.begin(), fields.end(), [](const FieldDims& f) { return f.name == "input"; });
+  const std::vector<int64_t>& dims = input != fields.end() ? input->dims : fields.front().dims;
+  const double multiply_adds = EstimateModelSize(model, dims, dims).multiply_adds;
+  if (multiply_adds > 0) return 6 * multiply_adds;
+  double matrix_weights = 0;
+  for (const at::Tensor& p : params) matrix_weights += p.dim() == 2 ? static_cast<double>(p.numel()) : 0;
+  return 6 * matrix_weights;
 }
 
 }  // namespace
@@ -102,11 +117,7 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
     }
   }
   const double step = Median(seconds);
-  // The usual estimate of a step's arithmetic: 6 FLOP per weight of each matrix (2-D weight) and
-  // sample (forward, and backward's two products).
-  int64_t matrix_weights = 0;
-  for (const at::Tensor& p : params) matrix_weights += p.dim() == 2 ? p.numel() : 0;
-  const double gflops = 6.0 * static_cast<double>(matrix_weights) * static_cast<double>(batch) / step / 1e9;
+  const double gflops = StepFlopsPerRow(config.model, rows.Fields(), params) * static_cast<double>(batch) / step / 1e9;
   const std::vector<std::string> steps = GatherStrings(world.Comm(), fmt::format("{:.6f}", step), 0);
   if (world.Rank() != 0) return;
   double mean_step = 0;

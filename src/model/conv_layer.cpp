@@ -25,8 +25,8 @@ torch::Tensor Conv(const torch::Tensor& x, const torch::Tensor& weight, const to
 
 // The Conv1d(input -> output) gradients: mask says which of (input, weight, bias) to compute.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> ConvBackward(const torch::Tensor& grad_output,
-                                                              const torch::Tensor& input, const torch::Tensor& weight,
-                                                              Geometry g, std::array<bool, 3> mask) {
+                                                            const torch::Tensor& input, const torch::Tensor& weight,
+                                                            Geometry g, std::array<bool, 3> mask) {
   return at::convolution_backward(grad_output, input, weight, std::vector<int64_t>{weight.size(0)}, {g.stride},
                                   {g.padding}, {1}, /*transposed=*/false, {0}, /*groups=*/1, mask);
 }

@@ -21,18 +21,22 @@ ModelSize VaeMlpSize(const ModelConfig& c, double length) {
   double width = length;
   for (int64_t h : c.hidden) {  // encoder
     size.parameters += LinearParameters(width, static_cast<double>(h));
+    size.multiply_adds += width * static_cast<double>(h);
     size.activation_floats += static_cast<double>(h);
     width = static_cast<double>(h);
   }
   const double latent = static_cast<double>(c.latent);
   size.parameters += LinearParameters(width, 2 * latent);
+  size.multiply_adds += width * 2 * latent;
   width = latent;
   for (auto it = c.hidden.rbegin(); it != c.hidden.rend(); ++it) {  // decoder
     size.parameters += LinearParameters(width, static_cast<double>(*it));
+    size.multiply_adds += width * static_cast<double>(*it);
     size.activation_floats += static_cast<double>(*it);
     width = static_cast<double>(*it);
   }
   size.parameters += LinearParameters(width, length);
+  size.multiply_adds += width * length;
   size.activation_floats += 3 * latent + length;
   return size;
 }
@@ -48,11 +52,14 @@ ModelSize VaeConv1dSize(const ModelConfig& c, const std::vector<int64_t>& row_di
     // Conv1d(in, out) and its mirror ConvTranspose1d(out, in): weights in x out x k each.
     size.parameters += in * out * k + out + out * in * k + in;
     size.activation_floats += 2 * out * static_cast<double>(lengths[i + 1]);
+    // Each weight of the pair is used once per position of the shorter side (length i+1).
+    size.multiply_adds += 2 * in * out * k * static_cast<double>(lengths[i + 1]);
     in = out;
   }
   const double flat = static_cast<double>(c.channels.back()) * static_cast<double>(lengths.back());
   const double latent = static_cast<double>(c.latent);
   size.parameters += LinearParameters(flat, 2 * latent) + LinearParameters(latent, flat);
+  size.multiply_adds += 3 * flat * latent;
   size.activation_floats += 3 * latent + Product(row_dims);
   return size;
 }

@@ -12,6 +12,7 @@ namespace ct {
 struct ModelSize {
   double parameters = 0;         // trainable values
   double activation_floats = 0;  // per row: the forward's layer outputs, a lower bound
+  double multiply_adds = 0;      // per row: the forward's matrix and convolution products (0: unknown)
 };
 
 // Exact parameter counts for the built-in models (the same layers vae_mlp.cpp and vae_conv1d.cpp

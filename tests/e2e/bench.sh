@@ -33,4 +33,14 @@ line=$("$MPIEXEC" -n 2 -x MASTER_PORT=$(( 29500 + RANDOM % 2000 )) "$PY" "${PEER
   || fail "the DDP peer: $line"
 line=$("$PY" "${PEER[@]}" --compute-only --steps 5 --warmup 1 | tail -1)
 "$PY" -c "import json, sys; assert json.loads(sys.argv[1])['compute_only_samples_per_s'] > 0" "$line" || fail "peer compute-only: $line"
-echo "ok: bench step, bench allreduce, bench io and the DDP peer ran"
+# The strong peer with clustertrain's convolutional VAE (run.sh's vae_conv1d rows), and the
+# step's matrix products alone (run.sh's limit).
+line=$("$MPIEXEC" -n 2 -x MASTER_PORT=$(( 29500 + RANDOM % 2000 )) "$PY" bench/peer/ddp_strong.py --data "$WORK/train.h5" \
+  --length 256 --latent 8 --batch 32 --threads 1 --epochs 1 --model vae_conv1d --channels 4 8 2>/dev/null | tail -1)
+"$PY" -c "import json, sys; r = json.loads(sys.argv[1]); assert r['model'] == 'vae_conv1d' and r['steps'] == 2048 // (2 * 32) and r['samples_per_s'] > 0, r" "$line" \
+  || fail "the strong peer with vae_conv1d: $line"
+line=$("$PY" bench/sgemm.py --threads 1 --batch 8 --length 64 --hidden 32 --latent 4 | tail -1)
+# 2 x 8 x (forward 64x32 + 32x8 + 4x32 + 32x64, weight gradients the same, input gradients all but the first)
+"$PY" -c "import json, sys; r = json.loads(sys.argv[1]); assert abs(r['products_gflop'] * 1e9 - 2 * 8 * (3 * (2048 + 256 + 128 + 2048) - 2048)) < 1 and r['products_ms'] > 0, r" "$line" \
+  || fail "bench/sgemm.py: $line"
+echo "ok: bench step, bench allreduce, bench io, the DDP peers and sgemm.py ran"

@@ -46,9 +46,8 @@ TEST(ConvLayer, Conv1dEqualsLibTorchsWithAndWithoutRelu) {
   for (const Geometry& g : kGeometries) {
     for (bool relu : {true, false}) {
       torch::manual_seed(7);
-      torch::nn::Conv1d conv(torch::nn::Conv1dOptions(g.in_channels, g.out_channels, g.kernel)
-                                 .stride(g.stride)
-                                 .padding(g.kernel / 2));
+      torch::nn::Conv1d conv(
+          torch::nn::Conv1dOptions(g.in_channels, g.out_channels, g.kernel).stride(g.stride).padding(g.kernel / 2));
       const torch::Tensor x = torch::randn({3, g.in_channels, g.length});
       CompareWithLibTorch(conv, x, relu, Conv1dLayer,
                           "Conv1d " + std::to_string(g.in_channels) + "->" + std::to_string(g.out_channels) + " k" +
@@ -68,10 +67,9 @@ TEST(ConvLayer, ConvTranspose1dEqualsLibTorchsForEveryOutputPadding) {
       const torch::Tensor x = torch::randn({3, g.out_channels, g.length / g.stride + 1});
       for (bool relu : {true, false}) {
         CompareWithLibTorch(deconv, x, relu, ConvTranspose1dLayer,
-                            "ConvTranspose1d " + std::to_string(g.out_channels) + "->" +
-                                std::to_string(g.in_channels) + " k" + std::to_string(g.kernel) + " s" +
-                                std::to_string(g.stride) + " output_padding " + std::to_string(output_padding) +
-                                (relu ? " relu" : ""));
+                            "ConvTranspose1d " + std::to_string(g.out_channels) + "->" + std::to_string(g.in_channels) +
+                                " k" + std::to_string(g.kernel) + " s" + std::to_string(g.stride) + " output_padding " +
+                                std::to_string(output_padding) + (relu ? " relu" : ""));
         deconv->weight.mutable_grad() = torch::Tensor();
         deconv->bias.mutable_grad() = torch::Tensor();
       }

@@ -37,6 +37,25 @@ TEST(ModelSize, CountsTheBuiltInModelsParametersExactly) {
   EXPECT_DOUBLE_EQ(EstimateModelSize(conv, {65}, {65}).parameters, BuiltParameters(conv, {65}));
 }
 
+// bench step's GFLOP/s: the forward's multiply-adds, counted by hand for two small models.
+TEST(ModelSize, CountsTheForwardsMultiplyAdds) {
+  ModelConfig mlp;
+  mlp.kind = ModelKind::kVaeMlp;
+  mlp.hidden = {8};
+  mlp.latent = 2;
+  // 100x8, 8x(2x2), 2x8, 8x100.
+  EXPECT_DOUBLE_EQ(EstimateModelSize(mlp, {100}, {100}).multiply_adds, 800 + 32 + 16 + 800);
+  ModelConfig conv;
+  conv.kind = ModelKind::kVaeConv1d;
+  conv.channels = {4};
+  conv.kernel_size = 3;
+  conv.stride = 2;
+  conv.latent = 2;
+  // Length 65 -> 33. Conv1d(1, 4, 3): 4 x 33 outputs x 1 x 3; ConvTranspose1d(4, 1, 3): 4 x 33
+  // inputs x 1 x 3; Linear(132, 4) and Linear(2, 132).
+  EXPECT_DOUBLE_EQ(EstimateModelSize(conv, {65}, {65}).multiply_adds, 396 + 396 + 528 + 264);
+}
+
 TEST(MemoryCheck, FitsWhenEveryPartFits) {
   const MemoryNeed need = EstimateMemoryNeed({1000, 10}, 32, 8.0 * 256, 1 << 20);
   EXPECT_DOUBLE_EQ(need.batch_bytes, 32 * 8.0 * 256);
