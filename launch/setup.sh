@@ -107,6 +107,13 @@ if [[ "$TORCH" == pip ]]; then
        "$("$CUDA_HOME/bin/nvcc" --version | grep -o 'release [0-9.]*' | cut -d' ' -f2) at $CUDA_HOME"
   EXTRA_ARGS=(-DCMAKE_PREFIX_PATH="$torch_prefix" -DCUDAToolkit_ROOT="$CUDA_HOME"
               -DCMAKE_CUDA_COMPILER="$CUDA_HOME/bin/nvcc")
+  # The BLAS per processor (docs/benchmarks.md): pip's LibTorch carries MKL, which is the fastest
+  # measured on Intel but takes generic code paths on AMD; Debian's build uses OpenBLAS.
+  if grep -q "^vendor_id.*AuthenticAMD" /proc/cpuinfo 2>/dev/null; then
+    echo "setup: note: on this AMD CPU pip's LibTorch computes with MKL's generic code paths (1.44x slower than" \
+         "the Debian build's OpenBLAS at 1 rank on an EPYC); for CPU training here use the Debian build" \
+         "(launch/setup.sh without --torch pip). GPUs are not affected."
+  fi
 fi
 if [[ -f "$BUILD_DIR/CMakeCache.txt" ]]; then
   cmake -S . -B "$BUILD_DIR" "${EXTRA_ARGS[@]}" ${CMAKE_ARGS:-} >/dev/null

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 namespace ct {
 namespace {
@@ -91,6 +92,25 @@ std::string DescribeBlas() {
   }
   const std::string capability = ConfigLine(config, "CPU capability usage: ");
   return "BLAS: " + text + (capability.empty() ? "" : "; ATen's own CPU kernels: " + capability.substr(22));
+}
+
+std::string CpuVendor() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("vendor_id", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    const size_t begin = colon == std::string::npos ? std::string::npos : line.find_first_not_of(' ', colon + 1);
+    return begin == std::string::npos ? "" : line.substr(begin);
+  }
+  return "";
+}
+
+std::string BlasMismatch() {
+  if (BuildSetting(at::show_config(), "BLAS_INFO") != "mkl" || CpuVendor() != "AuthenticAMD") return "";
+  return "this LibTorch computes with MKL, which takes its generic code paths on this AMD CPU (measured 1.44x slower "
+         "than Debian's LibTorch with OpenBLAS at 1 rank on an AMD EPYC, docs/benchmarks.md); for CPU training "
+         "here, build against Debian's LibTorch (launch/setup.sh without --torch pip)";
 }
 
 }  // namespace ct

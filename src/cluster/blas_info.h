@@ -12,4 +12,11 @@ namespace ct {
 // ATen's CPU kernels: AVX2". What cannot be found out is said so, never guessed.
 std::string DescribeBlas();
 
+// A warning where the BLAS is known to be a poor match for this processor, else "": MKL (pip's
+// LibTorch) on an AMD CPU takes MKL's generic code paths (docs/benchmarks.md).
+std::string BlasMismatch();
+
+// The CPU vendor of /proc/cpuinfo ("GenuineIntel", "AuthenticAMD", ...), or "".
+std::string CpuVendor();
+
 }  // namespace ct

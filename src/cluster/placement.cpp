@@ -68,7 +68,10 @@ Placement PlaceThisRank(const Config& config, const MpiWorld& world) {
   ReportBindings(world, placement.binding, placement.device.str());
   const Tf32Decision tf32 = ApplyTf32(config.runtime.tf32, placement.device);
   if (world.Rank() == 0) spdlog::info("{}", tf32.reason);
-  if (world.Rank() == 0 && !placement.device.is_cuda()) spdlog::info("{}", DescribeBlas());
+  if (world.Rank() == 0 && !placement.device.is_cuda()) {
+    spdlog::info("{}", DescribeBlas());
+    if (const std::string mismatch = BlasMismatch(); !mismatch.empty()) spdlog::warn("{}", mismatch);
+  }
   return placement;
 }
 

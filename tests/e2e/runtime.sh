@@ -32,6 +32,22 @@ else
   echo "ok: the BLAS is named at start: $(grep -m1 '^BLAS: ' "$WORK/plain.txt" | cut -c1-80)..."
 fi
 
+# The BLAS per processor: MKL (pip's LibTorch) on an AMD CPU is warned about, with the build to use
+# instead; OpenBLAS is not. The AMD CPU: a /proc/cpuinfo that says so, bound over the real one in
+# a mount namespace of the run's own.
+if unshare --mount true 2>/dev/null; then
+  sed 's/^vendor_id.*/vendor_id\t: AuthenticAMD/' /proc/cpuinfo >"$WORK/cpuinfo-amd"
+  train amd unshare --mount sh -c 'mount --bind "$0" /proc/cpuinfo && exec "$@"' "$WORK/cpuinfo-amd" "$BIN" train
+  if contains "^BLAS: .*Math Kernel Library" <"$WORK/plain.txt"; then
+    contains "warning: this LibTorch computes with MKL, which takes its generic code paths on this AMD CPU.*without --torch pip" \
+      <"$WORK/amd.txt" || { cat "$WORK/amd.txt"; fail "MKL on an AMD CPU is not warned about"; }
+    ! contains "generic code paths" <"$WORK/plain.txt" || fail "MKL on this $(grep -m1 vendor_id /proc/cpuinfo) is warned about"
+  else
+    ! contains "warning" <"$WORK/amd.txt" || { cat "$WORK/amd.txt"; fail "a warning for OpenBLAS on an AMD CPU"; }
+  fi
+  echo "ok: the BLAS is checked against the processor (MKL on AMD warned)"
+fi
+
 if (( cores >= 2 )); then
   # Open MPI binds a 1-rank job to one core by default: warned, with the flag that fixes it.
   train pinned "$MPIEXEC" -n 1 --bind-to core "$BIN" train
