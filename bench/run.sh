@@ -71,8 +71,10 @@ clustertrain_compute() {  # BUILD MODEL RANKS: per-process bound x ranks; the JS
     | grep compute_only | tee -a "$WORK/step-$1-$2-$3" \
     | grep -o '"compute_only_samples_per_s": [0-9.]*' | awk -v r="$3" '{print $2 * r}'
 }
-sgemm() {  # PYTHON TAG THREADS: the step's products alone and the square sgemm, through that BLAS
-  "$1" bench/sgemm.py --threads "$3" 2>/dev/null | tee -a "$WORK/sgemm-$2-$3" >/dev/null
+sgemm() {  # PYTHON TAG RANKS: the step's products alone and the square sgemm through that BLAS, in
+  # as many processes at once as the step runs ranks (they share the caches and memory as the ranks do)
+  mpirun -np "$3" $(mpi_flags_for "$3") "$1" bench/sgemm.py --threads "$(cat "$WORK/threads-$3")" 2>/dev/null \
+    | tee -a "$WORK/sgemm-$2-$3" >/dev/null
 }
 
 for run in $(seq "$REPEATS"); do
@@ -89,9 +91,8 @@ for run in $(seq "$REPEATS"); do
     done
     seeds_full "$ranks" 0 >>"$WORK/full-seeds0-vae_mlp-$ranks"
     seeds_full "$ranks" 1 >>"$WORK/full-seeds1-vae_mlp-$ranks"
-    threads=$(cat "$WORK/threads-$ranks")
-    sgemm "$PY" build "$threads"
-    sgemm "$VENV_PY" build-torch2 "$threads"
+    sgemm "$PY" build "$ranks"
+    sgemm "$VENV_PY" build-torch2 "$ranks"
   done
 done
 
@@ -135,24 +136,23 @@ version_of() { "$1" -c 'import torch; print(torch.__version__)' 2>/dev/null; }
     if [[ $model == vae_mlp ]]; then
       echo "Per process. Products alone: the step's matrix products (forward, and backward's weight and input"
       echo "gradients, none for the first layer's input), each on its own tensors, back to back, through the"
-      echo "build's BLAS at the same threads (\`bench/sgemm.py\`): what the step would take if nothing but"
-      echo "its GEMMs ran. Step / products: how close the whole step (forward, backward, Adam, the loss,"
-      echo "the elementwise work) comes to that."
+      echo "build's BLAS at the same threads, in as many processes at once as ranks (\`bench/sgemm.py\`):"
+      echo "what the step would take if nothing but its GEMMs ran. Products / step: how close the whole"
+      echo "step (forward, backward, Adam, the loss, the elementwise work) comes to that."
       echo
       echo "| ranks | build | step ms | forward ms | backward ms | Adam ms | Adam share | products alone ms | **products / step** | step GFLOP/s | products GFLOP/s | sgemm 2048^3 GFLOP/s |"
       echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     else
       echo "Per process. GFLOP/s: 6 FLOP per multiply-add of the forward's convolution and matrix products"
       echo "and row (forward, and backward's two), over the step's time, next to the build's BLAS at its"
-      echo "best (a 2048-cube sgemm at the same threads)."
+      echo "best (a 2048-cube sgemm at the same threads, as many processes at once as ranks)."
       echo
       echo "| ranks | build | step ms | forward ms | backward ms | Adam ms | Adam share | step GFLOP/s | sgemm 2048^3 GFLOP/s | **step / sgemm** |"
       echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     fi
     for ranks in 1 2; do
-      threads=$(cat "$WORK/threads-$ranks")
       for build in "${BUILDS[@]}"; do
-        json="$WORK/step-$build-$model-$ranks" sg="$WORK/sgemm-$build-$threads"
+        json="$WORK/step-$build-$model-$ranks" sg="$WORK/sgemm-$build-$ranks"
         step=$(field "$json" step_ms) adam=$(field "$json" optimizer_ms)
         printf "| %d | %s | %.2f | %.2f | %.2f | %.2f | %.1f%% |" "$ranks" "$build" "$step" "$(field "$json" forward_ms)" \
           "$(field "$json" backward_ms)" "$adam" "$(awk -v a="$adam" -v s="$step" 'BEGIN {print 100 * a / s}')"
