@@ -83,6 +83,25 @@ else
   echo "setup: all ${#PACKAGES[@]} packages already installed"
 fi
 
+# The BLAS that Debian's LibTorch calls sgemm_ from is whatever libblas.so.3 points at. On the
+# CPUs measured (bench/results/blas.md) OpenBLAS's OpenMP build is the fastest: the pthreads
+# build ran the demo's step 1.7x slower beside LibTorch's OpenMP threads, BLIS 2.3x, the reference
+# BLAS 33x (1 rank x 2 threads, Intel). The pthreads build outranks the OpenMP one in Debian's alternatives when both are
+# installed, so the choice is made here (CT_KEEP_BLAS=1 keeps whatever is selected).
+BLAS_ALTERNATIVE=libblas.so.3-x86_64-linux-gnu
+OPENMP_BLAS=/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3
+current_blas=$(readlink -f "/etc/alternatives/$BLAS_ALTERNATIVE" 2>/dev/null || true)
+if [[ "$TORCH" == debian && -e $OPENMP_BLAS && -n $current_blas && $current_blas != "$(readlink -f $OPENMP_BLAS)" ]]; then
+  if [[ ${CT_KEEP_BLAS:-0} != 1 && $(id -u) -eq 0 ]]; then
+    update-alternatives --quiet --set "$BLAS_ALTERNATIVE" "$OPENMP_BLAS"
+    echo "setup: libblas.so.3 pointed at $current_blas; selected OpenBLAS's OpenMP build, the fastest measured" \
+         "for clustertrain's CPU step (bench/results/blas.md; CT_KEEP_BLAS=1 keeps the previous choice)"
+  else
+    echo "setup: note: libblas.so.3 points at $current_blas; clustertrain's CPU step is fastest on OpenBLAS's" \
+         "OpenMP build (bench/results/blas.md): update-alternatives --set $BLAS_ALTERNATIVE $OPENMP_BLAS"
+  fi
+fi
+
 BUILD_DIR=${CT_BUILD_DIR:-build}
 EXTRA_ARGS=()
 if [[ "$TORCH" == pip ]]; then
