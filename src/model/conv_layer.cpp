@@ -35,20 +35,31 @@ torch::Tensor MaskedByRelu(const torch::Tensor& grad, const torch::Tensor& outpu
   return output.defined() ? at::threshold_backward(grad, output, 0) : grad;
 }
 
+// The end of both forwards: ReLU in place on the output y, and what backward needs saved (the
+// input, the weight, the output when ReLU masks the gradient, the geometry).
+torch::Tensor ReluAndSave(AutogradContext* ctx, torch::Tensor y, const torch::Tensor& x, const torch::Tensor& weight,
+                          Geometry g, bool relu) {
+  if (relu) y.relu_();
+  ctx->save_for_backward({x, weight, relu ? y : torch::Tensor()});
+  ctx->saved_data["stride"] = g.stride;
+  ctx->saved_data["padding"] = g.padding;
+  return y;
+}
+
+Geometry SavedGeometry(AutogradContext* ctx) {
+  return {ctx->saved_data["stride"].toInt(), ctx->saved_data["padding"].toInt()};
+}
+
 struct Conv1dFunction : public torch::autograd::Function<Conv1dFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
                                const torch::Tensor& bias, int64_t stride, int64_t padding, bool relu) {
-    torch::Tensor y = Conv(x, weight, bias, {stride, padding});
-    if (relu) y.relu_();
-    ctx->save_for_backward({x, weight, relu ? y : torch::Tensor()});
-    ctx->saved_data["stride"] = stride;
-    ctx->saved_data["padding"] = padding;
-    return y;
+    const Geometry g{stride, padding};
+    return ReluAndSave(ctx, Conv(x, weight, bias, g), x, weight, g, relu);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const variable_list saved = ctx->get_saved_variables();
-    const Geometry g{ctx->saved_data["stride"].toInt(), ctx->saved_data["padding"].toInt()};
+    const Geometry g = SavedGeometry(ctx);
     const torch::Tensor grad = MaskedByRelu(grad_outputs[0].contiguous(), saved[2]);
     auto [grad_x, grad_weight, grad_bias] = ConvBackward(
         grad, saved[0], saved[1], g, {ctx->needs_input_grad(0), ctx->needs_input_grad(1), ctx->needs_input_grad(2)});
@@ -67,18 +78,14 @@ struct ConvTranspose1dFunction : public torch::autograd::Function<ConvTranspose1
     const torch::Tensor shape_of_y = at::empty({x.size(0), weight.size(1), output_length}, x.options());
     torch::Tensor y = std::get<0>(ConvBackward(x, shape_of_y, weight, g, {true, false, false}));
     y.add_(bias.view({1, -1, 1}));
-    if (relu) y.relu_();
-    ctx->save_for_backward({x, weight, relu ? y : torch::Tensor()});
-    ctx->saved_data["stride"] = stride;
-    ctx->saved_data["padding"] = padding;
-    return y;
+    return ReluAndSave(ctx, y, x, weight, g, relu);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const variable_list saved = ctx->get_saved_variables();
     const torch::Tensor& x = saved[0];
     const torch::Tensor& weight = saved[1];
-    const Geometry g{ctx->saved_data["stride"].toInt(), ctx->saved_data["padding"].toInt()};
+    const Geometry g = SavedGeometry(ctx);
     const torch::Tensor grad = MaskedByRelu(grad_outputs[0].contiguous(), saved[2]);
     torch::Tensor grad_x, grad_weight, grad_bias;
     if (ctx->needs_input_grad(0)) grad_x = Conv(grad, weight, torch::Tensor(), g);
