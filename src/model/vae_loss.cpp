@@ -1,16 +1,16 @@
 #include "model/vae_loss.h"
 
+#include "model/vae_loss_terms.h"
+
 namespace ct {
 
 PerSampleLoss VaePerSampleLoss(const VaeOutput& out, const torch::Tensor& target) {
   // In float32 whatever precision the forward ran in (bf16 under autocast).
   auto flat_recon = out.recon.to(torch::kFloat).reshape({out.recon.size(0), -1});
   auto flat_target = target.reshape({target.size(0), -1});
-  torch::Tensor mse = (flat_recon - flat_target).pow(2).mean(/*dim=*/1);
+  torch::Tensor mse = RowMeanSquaredError(flat_recon, flat_target);
   if (!out.mu.defined()) return {mse, torch::zeros_like(mse)};  // a plain autoencoder: no KL term
-  const torch::Tensor mu = out.mu.to(torch::kFloat), logvar = out.logvar.to(torch::kFloat);
-  torch::Tensor kl = -0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(/*dim=*/1);
-  return {mse, kl};
+  return {mse, RowGaussianKl(out.mu.to(torch::kFloat), out.logvar.to(torch::kFloat))};
 }
 
 torch::Tensor VaeBatchLoss(const PerSampleLoss& loss, double beta) { return loss.mse.mean() + beta * loss.kl.mean(); }
