@@ -14,6 +14,7 @@ using torch::autograd::variable_list;
 // Whether a gradient for `param` may be added into its .grad here, as AccumulateGrad would add
 // it: a dense .grad of the parameter's shape and dtype, and no graph of the backward being built.
 bool CanAddIntoGrad(const torch::Tensor& param) {
+  if (!param.is_leaf()) return false;  // a computed weight has no .grad of its own
   const torch::Tensor& grad = param.grad();
   return param.requires_grad() && grad.defined() && !torch::GradMode::is_enabled() && !grad.is_sparse() &&
          grad.is_contiguous() && grad.scalar_type() == param.scalar_type() && grad.sizes() == param.sizes();
@@ -52,20 +53,23 @@ struct LinearFunction : public torch::autograd::Function<LinearFunction> {
   }
 };
 
-bool FastPathApplies(const torch::nn::Linear& layer, const torch::Tensor& x) {
-  const torch::Tensor& w = layer->weight;
+bool FastPathApplies(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias) {
   return x.device().is_cpu() && w.device().is_cpu() && x.scalar_type() == at::kFloat && w.scalar_type() == at::kFloat &&
-         layer->bias.defined() && x.dim() == 2 && !AutocastOn(c10::kCPU);
+         bias.defined() && x.dim() == 2 && !AutocastOn(c10::kCPU);
 }
 
 }  // namespace
 
-torch::Tensor LinearLayer(const torch::nn::Linear& layer, const torch::Tensor& x, bool relu) {
-  if (!FastPathApplies(layer, x)) {
-    torch::Tensor y = torch::nn::functional::linear(x, layer->weight, layer->bias);
+torch::Tensor LinearLayer(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, bool relu) {
+  if (!FastPathApplies(x, weight, bias)) {
+    torch::Tensor y = torch::nn::functional::linear(x, weight, bias);
     return relu ? torch::relu(y) : y;
   }
-  return LinearFunction::apply(x, layer->weight, layer->bias, relu);
+  return LinearFunction::apply(x, weight, bias, relu);
+}
+
+torch::Tensor LinearLayer(const torch::nn::Linear& layer, const torch::Tensor& x, bool relu) {
+  return LinearLayer(x, layer->weight, layer->bias, relu);
 }
 
 }  // namespace ct

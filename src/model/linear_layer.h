@@ -20,4 +20,8 @@ namespace ct {
 
 torch::Tensor LinearLayer(const torch::nn::Linear& layer, const torch::Tensor& x, bool relu);
 
+// The same with the weight [out, in] and bias [out] given as tensors: a parameter, or a tensor
+// computed from one (its gradient then flows back through that computation).
+torch::Tensor LinearLayer(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, bool relu);
+
 }  // namespace ct
