@@ -1,9 +1,12 @@
 // model/conv_layer: Conv1d and ConvTranspose1d (the latter as the adjoint of a Conv1d) with
-// ReLU in place give LibTorch's own modules' outputs and gradients, over several geometries.
+// ReLU in place give LibTorch's own modules' outputs and gradients, over several geometries, and
+// leave their outputs in channels-last memory; the vae_conv1d model built on them (its Linear
+// weights permuted to that memory order) gives the gradients of LibTorch's modules.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "model/conv_layer.h"
+#include "model/vae_conv1d.h"
 
 namespace ct {
 namespace {
@@ -26,9 +29,14 @@ torch::Tensor Loss(const torch::Tensor& y) { return (y * torch::linspace(-1, 2, 
 // Forward and backward through `fast` and through the module `plain` (same weights, ReLU after),
 // comparing the output and the gradients of the input, weight and bias.
 template <typename Module, typename Fast>
-void CompareWithLibTorch(Module& module, const torch::Tensor& x_values, bool relu, Fast fast, const std::string& what) {
+void CompareWithLibTorch(Module& module, const torch::Tensor& x_values, bool relu, Fast fast, const std::string& what,
+                         bool channels_last = true) {
   torch::Tensor x1 = x_values.clone().requires_grad_(true), x2 = x_values.clone().requires_grad_(true);
   const torch::Tensor y1 = fast(module, x1, relu);
+  // Channels-last (NWC) memory, the layout model/vae_conv1d.cpp reads off the activations.
+  if (channels_last && y1.size(1) > 1) {
+    EXPECT_EQ(y1.stride(1), 1) << what << ": output strides " << y1.strides();
+  }
   Loss(y1).backward();
   const torch::Tensor w1 = module->weight.grad().clone(), b1 = module->bias.grad().clone();
   module->weight.mutable_grad() = torch::Tensor();
@@ -77,12 +85,36 @@ TEST(ConvLayer, ConvTranspose1dEqualsLibTorchsForEveryOutputPadding) {
   }
 }
 
+// The whole model on the CPU path against the same weights in double precision, where every
+// layer is LibTorch's own module and the activations stay [B, C, L] in memory.
+TEST(ConvLayer, VaeConv1dOnTheCpuPathGivesTheGradientsOfLibTorchsModules) {
+  torch::manual_seed(11);
+  const Conv1dShape shape{{64}, {4, 8, 6}, 5, 2, 3};
+  VaeConv1d fast(shape), plain(shape);
+  plain->to(torch::kDouble);
+  {
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < fast->parameters().size(); ++i) plain->parameters()[i].copy_(fast->parameters()[i]);
+  }
+  const torch::Tensor x = torch::randn({5, 64}), eps = torch::randn({5, 3});
+  const VaeOutput a = fast->forward(x, eps);
+  const VaeOutput b = plain->forward(x.to(torch::kDouble), eps.to(torch::kDouble));
+  (Loss(a.recon) + Loss(a.mu) + Loss(a.logvar)).backward();
+  (Loss(b.recon) + Loss(b.mu) + Loss(b.logvar)).backward();
+  ExpectClose(a.recon, b.recon.to(torch::kFloat), "recon");
+  ExpectClose(a.mu, b.mu.to(torch::kFloat), "mu");
+  const auto names = fast->named_parameters();
+  for (size_t i = 0; i < names.size(); ++i) {
+    ExpectClose(names[i].value().grad(), plain->parameters()[i].grad().to(torch::kFloat), names[i].key() + " gradient");
+  }
+}
+
 TEST(ConvLayer, PaddingSameAndDilationTakeLibTorchsPath) {
   torch::manual_seed(9);
   torch::nn::Conv1d same(torch::nn::Conv1dOptions(2, 3, 5).padding(torch::kSame));
-  CompareWithLibTorch(same, torch::randn({2, 2, 20}), true, Conv1dLayer, "padding same");
+  CompareWithLibTorch(same, torch::randn({2, 2, 20}), true, Conv1dLayer, "padding same", /*channels_last=*/false);
   torch::nn::Conv1d dilated(torch::nn::Conv1dOptions(2, 3, 3).dilation(2).padding(2));
-  CompareWithLibTorch(dilated, torch::randn({2, 2, 20}), true, Conv1dLayer, "dilation 2");
+  CompareWithLibTorch(dilated, torch::randn({2, 2, 20}), true, Conv1dLayer, "dilation 2", /*channels_last=*/false);
 }
 
 }  // namespace
