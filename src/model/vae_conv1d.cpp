@@ -52,9 +52,9 @@ VaeConv1dImpl::VaeConv1dImpl(const Conv1dShape& shape)
 }
 
 namespace {
+
 // Whether [B, C, L] activations lie in NWC memory, as model/conv_layer.h's CPU path leaves them.
 bool ChannelsLastMemory(const torch::Tensor& h) { return h.size(1) > 1 && h.stride(1) == 1; }
-}  // namespace
 
 // Between the convolutions and the two Linear layers, PyTorch's order of the flattened
 // activations is channel-major (index c * L + l), and the Linear weights are laid out for it.
@@ -62,27 +62,34 @@ bool ChannelsLastMemory(const torch::Tensor& h) { return h.size(1) > 1 && h.stri
 // there the weights' columns (to_latent) and rows (from_latent) are permuted to that order
 // instead, a copy of two small matrices where the alternative is a transposing copy of the whole
 // batch's activations on each side, forward and backward (1.3 ms of a 29 ms step measured).
+
+// to_latent on the encoder's output h: [B, c, l] -> [B, 2 latent].
+torch::Tensor ToLatent(const torch::nn::Linear& layer, const torch::Tensor& h) {
+  if (!ChannelsLastMemory(h)) return LinearLayer(layer, h.flatten(1), /*relu=*/false);
+  const int64_t batch = h.size(0), c = h.size(1), l = h.size(2);
+  const torch::Tensor weight = layer->weight.view({-1, c, l}).transpose(1, 2).reshape({-1, l * c});
+  return LinearLayer(h.transpose(1, 2).reshape({batch, l * c}), weight, layer->bias, /*relu=*/false);
+}
+
+// from_latent and ReLU on z: [B, latent] -> [B, c, l], in NWC memory when `nwc`.
+torch::Tensor FromLatent(const torch::nn::Linear& layer, const torch::Tensor& z, int64_t c, int64_t l, bool nwc) {
+  if (!nwc) return LinearLayer(layer, z, /*relu=*/true).view({z.size(0), c, l});
+  const torch::Tensor weight = layer->weight.view({c, l, -1}).transpose(0, 1).reshape({l * c, -1});
+  const torch::Tensor bias = layer->bias.view({c, l}).t().reshape({l * c});
+  return LinearLayer(z, weight, bias, /*relu=*/true).view({z.size(0), l, c}).transpose(1, 2);
+}
+
+}  // namespace
+
 VaeOutput VaeConv1dImpl::forward(const torch::Tensor& x, const torch::Tensor& eps) {
-  const int64_t batch = x.size(0), c = shape_.channels.back(), l = lengths_.back();
   const torch::Tensor channels_first = x.dim() == 2 ? x.unsqueeze(1) : x;  // [B, C, L]
   torch::Tensor h = channels_first;
   for (const auto& layer : encoder_layers_) h = Conv1dLayer(layer, h, /*relu=*/true);
-  const bool nwc = ChannelsLastMemory(h);
-  const torch::Tensor& w_in = to_latent_->weight;  // [2 latent, c * l]
-  torch::Tensor encoded =
-      nwc ? LinearLayer(h.transpose(1, 2).reshape({batch, l * c}),
-                        w_in.view({-1, c, l}).transpose(1, 2).reshape({-1, l * c}), to_latent_->bias, /*relu=*/false)
-          : LinearLayer(to_latent_, h.flatten(1), /*relu=*/false);
-  auto halves = encoded.chunk(2, /*dim=*/-1);
+  auto halves = ToLatent(to_latent_, h).chunk(2, /*dim=*/-1);
   torch::Tensor mu = halves[0];  // [B, latent]
   torch::Tensor logvar = halves[1];
   torch::Tensor z = eps.defined() ? mu + eps * torch::exp(0.5 * logvar) : mu;
-  const torch::Tensor& w_out = from_latent_->weight;  // [c * l, latent]
-  h = nwc ? LinearLayer(z, w_out.view({c, l, -1}).transpose(0, 1).reshape({l * c, -1}),
-                        from_latent_->bias.view({c, l}).t().reshape({l * c}), /*relu=*/true)
-                .view({batch, l, c})
-                .transpose(1, 2)
-          : LinearLayer(from_latent_, z, /*relu=*/true).view({batch, c, l});
+  h = FromLatent(from_latent_, z, shape_.channels.back(), lengths_.back(), ChannelsLastMemory(h));
   for (size_t i = 0; i < decoder_layers_.size(); ++i) {
     h = ConvTranspose1dLayer(decoder_layers_[i], h, /*relu=*/i + 1 < decoder_layers_.size());
   }
