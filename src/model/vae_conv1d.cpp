@@ -61,7 +61,8 @@ bool ChannelsLastMemory(const torch::Tensor& h) { return h.size(1) > 1 && h.stri
 // Where the activations are in NWC memory the free flattening is length-major (l * C + c):
 // there the weights' columns (to_latent) and rows (from_latent) are permuted to that order
 // instead, a copy of two small matrices where the alternative is a transposing copy of the whole
-// batch's activations on each side, forward and backward (1.3 ms of a 29 ms step measured).
+// batch's activations on each side, forward and backward (four 4 MB copies of 0.37 ms each at
+// the demo's shapes; the step went from 29.1 to 28.5 ms).
 
 // to_latent on the encoder's output h: [B, c, l] -> [B, 2 latent].
 torch::Tensor ToLatent(const torch::nn::Linear& layer, const torch::Tensor& h) {
