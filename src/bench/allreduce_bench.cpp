@@ -76,6 +76,102 @@ std::string Row(std::initializer_list<std::string> cells, std::initializer_list<
 
 std::string Fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
 
+// What both tables measure with: the rank's communicator and device, and the model's parameters
+// with a gradient each.
+struct BenchSetup {
+  const Config& config;
+  const MpiWorld& world;
+  const AllReduceBenchOptions& options;
+  c10::Device device;
+  Communicator& comm;
+  std::vector<at::Tensor>& params;
+  int64_t elements;  // parameters in all
+  bool lead;         // rank 0 prints
+};
+
+// Table 1: the gradients' bytes all-reduced several ways.
+void AllReduceTable(const BenchSetup& b) {
+  const double bytes = static_cast<double>(b.elements) * 4;
+  at::Tensor flat = at::randn({b.elements}, b.params.front().options());
+  std::vector<std::unique_ptr<GradientSync>> syncs;
+  std::vector<Variant> variants;
+  // The bound: one all-reduce of all the bytes, which every backend's AllReduceSum is (one
+  // MPI_Allreduce on the calling thread; one ncclAllReduce on NCCL).
+  auto raw_all_reduce = [&] { b.comm.AllReduceSum(flat); };
+  variants.push_back({"one raw all-reduce of all bytes", 1, raw_all_reduce});
+  variants.push_back({"one raw all-reduce, then divide by ranks", 1, [&] {
+                        raw_all_reduce();
+                        flat.div_(b.world.Size());
+                      }});
+  std::vector<double> bucket_sizes = {b.config.runtime.bucket_mb, 4.0, 1.0};
+  bucket_sizes.erase(std::unique(bucket_sizes.begin(), bucket_sizes.end()), bucket_sizes.end());
+  for (double mb : bucket_sizes) {
+    syncs.push_back(std::make_unique<GradientSync>(b.params, b.comm, SyncOptions{mb, /*overlap=*/false}));
+    GradientSync* sync = syncs.back().get();
+    // Gradients live in the buckets (as in training, where backward writes them there).
+    variants.push_back({"bucketed, " + Fixed(mb, mb < 1 ? 2 : 0) + " MiB buckets", sync->NumBuckets(),
+                        [sync] { sync->AverageGradients(); }, [sync] { sync->PrepareBackward(false); }});
+  }
+  variants.push_back({"one all-reduce per parameter", static_cast<int64_t>(b.params.size()), [&] {
+                        for (auto& p : b.params) b.comm.AllReduceAverage(p.mutable_grad());
+                      }});
+  TimeInterleaved(variants, b.options.iterations, b.comm, b.device);
+  if (!b.lead) return;
+  const double raw = Median(variants.front().seconds);
+  std::string table = "\n" + Row({"gradient all-reduce", "messages", "median ms", "GB/s", "vs raw"}, {44, 8, 9, 6, 6}) +
+                      "\n|---|---:|---:|---:|---:|";
+  for (const Variant& v : variants) {
+    const double s = Median(v.seconds);
+    table += "\n" + Row({v.name, std::to_string(v.messages), Fixed(s * 1e3, 3), Fixed(bytes / s / 1e9, 2),
+                         Fixed(100 * raw / s, 0) + "%"},
+                        {44, 8, 9, 6, 6});
+  }
+  spdlog::info("{}", table);
+}
+
+// Table 2: a training step of `model`, communication overlapped with backward or not.
+void TrainingStepTable(const BenchSetup& b, VaeMlp& model) {
+  const int64_t batch = b.config.train.batch_size;
+  const auto float_options = at::TensorOptions().dtype(at::kFloat).device(b.device);
+  at::Tensor x = at::randn({batch, b.options.length}, float_options);
+  at::Tensor eps = at::randn({batch, b.config.model.latent}, float_options);
+  torch::optim::Adam optimizer(b.params, torch::optim::AdamOptions(1e-5));
+  GradientSync overlapped(b.params, b.comm, {b.config.runtime.bucket_mb, true});
+  GradientSync after(b.params, b.comm, {b.config.runtime.bucket_mb, false});
+  // A step with `sync` (or none): forward, backward, all-reduce, Adam. Untimed before it:
+  // zero_grad, and pointing the gradients at this sync's buckets (the two syncs share them).
+  auto prepare = [&](GradientSync* sync) {
+    optimizer.zero_grad();
+    if (sync) sync->PrepareBackward(true);
+  };
+  auto step = [&](GradientSync* sync) {
+    VaeBatchLoss(VaePerSampleLoss(model->forward(x, eps), x), b.config.model.beta).backward();
+    if (sync) sync->AverageGradients();
+    optimizer.step();
+  };
+  std::vector<Variant> steps;
+  steps.push_back({"no communication (compute bound)", 0, [&] { step(nullptr); }, [&] { prepare(nullptr); }});
+  steps.push_back(
+      {"all-reduce after backward (overlap off)", after.NumBuckets(), [&] { step(&after); }, [&] { prepare(&after); }});
+  steps.push_back({"all-reduce during backward (overlap on)", overlapped.NumBuckets(), [&] { step(&overlapped); },
+                   [&] { prepare(&overlapped); }});
+  TimeInterleaved(steps, b.options.iterations, b.comm, b.device);
+  if (!b.lead) return;
+  const double compute = Median(steps.front().seconds);
+  std::string table = "\n" +
+                      Row({"training step, batch " + std::to_string(batch) + " per rank", "buckets", "median ms",
+                           "samples/s", "comm exposed ms"},
+                          {44, 7, 9, 9, 15}) +
+                      "\n|---|---:|---:|---:|---:|";
+  for (const Variant& v : steps) {
+    const double s = Median(v.seconds);
+    table += "\n" + Row({v.name, std::to_string(v.messages), Fixed(s * 1e3, 2),
+                         Fixed(static_cast<double>(batch * b.world.Size()) / s, 0), Fixed((s - compute) * 1e3, 2)},
+                        {44, 7, 9, 9, 15});
+  }
+  spdlog::info("{}", table);
+}
+
 }  // namespace
 
 void RunAllReduceBench(const Config& config, const MpiWorld& world, const AllReduceBenchOptions& options) {
@@ -91,97 +187,17 @@ void RunAllReduceBench(const Config& config, const MpiWorld& world, const AllRed
     p.mutable_grad() = at::randn_like(p);
     elements += p.numel();
   }
-  const double bytes = static_cast<double>(elements) * 4;
   if (lead) {
     spdlog::info(
         "bench allreduce: vae_mlp (length {}, hidden {}, latent {}): {} parameters, {:.2f} MiB of "
         "gradients; {} ranks, backend {}, {} timed runs each, medians of the slowest rank",
-        options.length, fmt::join(config.model.hidden, ","), config.model.latent, elements, bytes / (1 << 20),
-        world.Size(), comm->Name(), options.iterations);
+        options.length, fmt::join(config.model.hidden, ","), config.model.latent, elements,
+        static_cast<double>(elements) * 4 / (1 << 20), world.Size(), comm->Name(), options.iterations);
     if (world.Size() == 1) spdlog::warn("one rank: every all-reduce is a no-op; run under mpirun -n 2 or more");
   }
-
-  // ---- Table 1: the same bytes, several ways.
-  at::Tensor flat = at::randn({elements}, params.front().options());
-  std::vector<std::unique_ptr<GradientSync>> syncs;
-  std::vector<Variant> variants;
-  // The bound: one all-reduce of all the bytes, which every backend's AllReduceSum is (one
-  // MPI_Allreduce on the calling thread; one ncclAllReduce on NCCL).
-  auto raw_all_reduce = [&] { comm->AllReduceSum(flat); };
-  variants.push_back({"one raw all-reduce of all bytes", 1, raw_all_reduce});
-  variants.push_back({"one raw all-reduce, then divide by ranks", 1, [&] {
-                        raw_all_reduce();
-                        flat.div_(world.Size());
-                      }});
-  std::vector<double> bucket_sizes = {config.runtime.bucket_mb, 4.0, 1.0};
-  bucket_sizes.erase(std::unique(bucket_sizes.begin(), bucket_sizes.end()), bucket_sizes.end());
-  for (double mb : bucket_sizes) {
-    syncs.push_back(std::make_unique<GradientSync>(params, *comm, SyncOptions{mb, /*overlap=*/false}));
-    GradientSync* sync = syncs.back().get();
-    // Gradients live in the buckets (as in training, where backward writes them there).
-    variants.push_back({"bucketed, " + Fixed(mb, mb < 1 ? 2 : 0) + " MiB buckets", sync->NumBuckets(),
-                        [sync] { sync->AverageGradients(); }, [sync] { sync->PrepareBackward(false); }});
-  }
-  variants.push_back({"one all-reduce per parameter", static_cast<int64_t>(params.size()), [&] {
-                        for (auto& p : params) comm->AllReduceAverage(p.mutable_grad());
-                      }});
-  TimeInterleaved(variants, options.iterations, *comm, device);
-  syncs.clear();
-  if (lead) {
-    const double raw = Median(variants.front().seconds);
-    std::string table = "\n" +
-                        Row({"gradient all-reduce", "messages", "median ms", "GB/s", "vs raw"}, {44, 8, 9, 6, 6}) +
-                        "\n|---|---:|---:|---:|---:|";
-    for (const Variant& v : variants) {
-      const double s = Median(v.seconds);
-      table += "\n" + Row({v.name, std::to_string(v.messages), Fixed(s * 1e3, 3), Fixed(bytes / s / 1e9, 2),
-                           Fixed(100 * raw / s, 0) + "%"},
-                          {44, 8, 9, 6, 6});
-    }
-    spdlog::info("{}", table);
-  }
-
-  // ---- Table 2: a training step, communication overlapped with backward or not.
-  const int64_t batch = config.train.batch_size;
-  const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device);
-  at::Tensor x = at::randn({batch, options.length}, float_options);
-  at::Tensor eps = at::randn({batch, config.model.latent}, float_options);
-  torch::optim::Adam optimizer(params, torch::optim::AdamOptions(1e-5));
-  GradientSync overlapped(params, *comm, {config.runtime.bucket_mb, true});
-  GradientSync after(params, *comm, {config.runtime.bucket_mb, false});
-  // A step with `sync` (or none): forward, backward, all-reduce, Adam. Untimed before it:
-  // zero_grad, and pointing the gradients at this sync's buckets (the two syncs share them).
-  auto prepare = [&](GradientSync* sync) {
-    optimizer.zero_grad();
-    if (sync) sync->PrepareBackward(true);
-  };
-  auto step = [&](GradientSync* sync) {
-    VaeBatchLoss(VaePerSampleLoss(model->forward(x, eps), x), config.model.beta).backward();
-    if (sync) sync->AverageGradients();
-    optimizer.step();
-  };
-  std::vector<Variant> steps;
-  steps.push_back({"no communication (compute bound)", 0, [&] { step(nullptr); }, [&] { prepare(nullptr); }});
-  steps.push_back(
-      {"all-reduce after backward (overlap off)", after.NumBuckets(), [&] { step(&after); }, [&] { prepare(&after); }});
-  steps.push_back({"all-reduce during backward (overlap on)", overlapped.NumBuckets(), [&] { step(&overlapped); },
-                   [&] { prepare(&overlapped); }});
-  TimeInterleaved(steps, options.iterations, *comm, device);
-  if (lead) {
-    const double compute = Median(steps.front().seconds);
-    std::string table = "\n" +
-                        Row({"training step, batch " + std::to_string(batch) + " per rank", "buckets", "median ms",
-                             "samples/s", "comm exposed ms"},
-                            {44, 7, 9, 9, 15}) +
-                        "\n|---|---:|---:|---:|---:|";
-    for (const Variant& v : steps) {
-      const double s = Median(v.seconds);
-      table += "\n" + Row({v.name, std::to_string(v.messages), Fixed(s * 1e3, 2),
-                           Fixed(static_cast<double>(batch * world.Size()) / s, 0), Fixed((s - compute) * 1e3, 2)},
-                          {44, 7, 9, 9, 15});
-    }
-    spdlog::info("{}", table);
-  }
+  const BenchSetup setup{config, world, options, device, *comm, params, elements, lead};
+  AllReduceTable(setup);
+  TrainingStepTable(setup, model);
 }
 
 }  // namespace ct
