@@ -9,6 +9,7 @@
 #include "data/dataset_files.h"
 #include "data/shard_loader.h"
 #include "data/sharding.h"
+#include "error_of.h"
 #include "mpi/indexed_rows.h"
 #include "mpi/mpi_test_world.h"
 #include "util/error.h"
@@ -45,14 +46,7 @@ std::vector<int64_t> Range(int64_t begin, int64_t end) {
   return numbers;
 }
 
-std::string ErrorOf(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::ErrorOf;
 
 // Files of 120, 1, 40 and 39 rows, found by a glob: a rank's slice and the validation tail span
 // files.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "error_of.h"
 #include "util/config.h"
 #include "util/error.h"
 
@@ -20,16 +21,8 @@ std::string WriteTemp(const std::string& text) {
   return path;
 }
 
-// The message of the ConfigError that `fn` throws ("" if it throws none).
-template <class Fn>
-std::string ErrorOf(Fn fn) {
-  try {
-    fn();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+// The message of the ConfigError that a piece of code throws ("" if it throws none).
+const auto ErrorOf = test::ErrorOf<ConfigError>;
 
 TEST(Config, DefaultsMatchTheSeedsSchedulerSettings) {
   Config c = LoadConfig("", {});

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "error_of.h"
 #include "run/run_directory.h"
 #include "util/error.h"
 
@@ -10,12 +11,7 @@ namespace ct {
 namespace {
 
 std::string ErrorOf(const std::string& dir) {
-  try {
-    ExpandRunDirectory(dir, 4);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return test::ErrorOf<ConfigError>([&] { ExpandRunDirectory(dir, 4); });
 }
 
 TEST(RunDirectory, PlaceholdersNameTheJobTheArrayTaskAndTheRankCount) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <thread>
 
+#include "error_of.h"
 #include "run/trace_report.h"
 #include "util/atomic_file.h"
 #include "util/config.h"
@@ -26,14 +27,7 @@ std::string TraceDir() {
   return dir;
 }
 
-std::string ErrorOf(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::ErrorOf;
 
 // A rank's recording of `steps` steps with spans of known lengths: "step" (1000 us) holding
 // "forward" (100 us + 10 us x rank) and "backward" (300 us), and one bucket in flight (200 us).
