@@ -4,6 +4,7 @@
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 
 #include "cluster/gather_strings.h"
@@ -40,22 +41,43 @@ double StepFlopsPerRow(const ModelConfig& model, const std::vector<FieldDims>& f
   return 6 * matrix_weights;
 }
 
+// Up to 16 batches of this rank's rows drawn as training draws them (shuffled across its whole
+// share), made before the clock starts and cycled. The data matters: random inputs drive the
+// VAE's exp(logvar) into slower ranges, and so do the demo file's first rows (1.17x slower here).
+std::vector<Batch> DrawBatches(ShardLoader& rows, const Config& config, int rank, const std::string& file) {
+  const int64_t batch = config.train.batch_size;
+  if (rows.Rows() < batch) throw ConfigError("bench step: fewer rows than train.batch_size in " + file);
+  rows.Shuffle(static_cast<uint64_t>(config.train.seed), /*epoch=*/0, rank);
+  std::vector<Batch> batches;
+  for (int64_t i = 0; i < std::min<int64_t>(16, rows.Rows() / batch); ++i)
+    batches.push_back(rows.ShuffledBatch(i, batch));
+  return batches;
+}
+
+// One JSON line, machine-readable for bench/run.sh: samples/s per process from the mean step over
+// ranks; the phases' medians (forward, backward, optimizer) in seconds, this rank's.
+void PrintStepResult(const Config& config, const Placement& placement, int ranks, double mean_step, double gflops,
+                     std::array<double, 3> phases, bool cuda_graph, const std::string& optimizer) {
+  const int64_t batch = config.train.batch_size;
+  fmt::print(
+      "{{\"compute_only_samples_per_s\": {:.1f}, \"step_ms\": {:.3f}, \"threads\": {}, \"ranks\": {}, "
+      "\"batch\": {}, \"device\": \"{}\", \"model\": \"{}\", \"precision\": \"{}\", \"matrix_gflops\": {:.1f}, "
+      "\"forward_ms\": {:.3f}, \"backward_ms\": {:.3f}, \"optimizer_ms\": {:.3f}, \"cuda_graph\": {}, "
+      "\"optimizer\": \"{}\"}}\n",
+      static_cast<double>(batch) / mean_step, 1e3 * mean_step, placement.binding.threads, ranks, batch,
+      placement.device.str(), NameOf(config.model.kind), NameOf(config.train.precision), gflops, 1e3 * phases[0],
+      1e3 * phases[1], 1e3 * phases[2], cuda_graph ? "true" : "false", optimizer);
+}
+
 }  // namespace
 
 void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOptions& options) {
   const Placement placement = PlaceThisRank(config, world);
   const c10::Device device = placement.device;
   const int64_t batch = config.train.batch_size;
-  // Batches of this rank's rows drawn as training draws them (shuffled across its whole share),
-  // made before the clock starts and cycled. The data matters: random inputs drive the VAE's
-  // exp(logvar) into slower ranges, and so do the demo file's first rows (1.17x slower here).
   const DatasetFiles files = OpenDatasetFiles("data.train", config.data.train, DataFields(config.data), world.Comm());
   ShardLoader rows = ShardLoader::Load(files, world.Comm(), device);
-  if (rows.Rows() < batch) throw ConfigError("bench step: fewer rows than train.batch_size in " + files.Name());
-  const int64_t pool = std::min<int64_t>(16, rows.Rows() / batch);
-  rows.Shuffle(static_cast<uint64_t>(config.train.seed), /*epoch=*/0, world.Rank());
-  std::vector<Batch> batches;
-  for (int64_t i = 0; i < pool; ++i) batches.push_back(rows.ShuffledBatch(i, batch));
+  const std::vector<Batch> batches = DrawBatches(rows, config, world.Rank(), files.Name());
   // The configured model and precision, as training runs them (model/forward.h).
   torch::manual_seed(static_cast<uint64_t>(config.train.seed));
   const std::unique_ptr<StepStream> step_stream = MakeStepStream(device);  // before any autograd node
@@ -88,7 +110,7 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   using Clock = std::chrono::steady_clock;
   const auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   for (int i = 0; i < options.warmup + options.steps; ++i) {
-    const Batch& b = batches[static_cast<size_t>(i % pool)];
+    const Batch& b = batches[static_cast<size_t>(i) % batches.size()];
     const auto start = Clock::now();
     if (graph) {
       graph->Run(b, graph_body);
@@ -122,15 +144,8 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   if (world.Rank() != 0) return;
   double mean_step = 0;
   for (const std::string& s : steps) mean_step += std::stod(s) / static_cast<double>(steps.size());
-  // Machine-readable for bench/run.sh; samples/s is per process.
-  fmt::print(
-      "{{\"compute_only_samples_per_s\": {:.1f}, \"step_ms\": {:.3f}, \"threads\": {}, \"ranks\": {}, "
-      "\"batch\": {}, \"device\": \"{}\", \"model\": \"{}\", \"precision\": \"{}\", \"matrix_gflops\": {:.1f}, "
-      "\"forward_ms\": {:.3f}, \"backward_ms\": {:.3f}, \"optimizer_ms\": {:.3f}, \"cuda_graph\": {}, "
-      "\"optimizer\": \"{}\"}}\n",
-      static_cast<double>(batch) / mean_step, 1e3 * mean_step, placement.binding.threads, world.Size(), batch,
-      device.str(), NameOf(config.model.kind), NameOf(config.train.precision), gflops, 1e3 * Median(forward_s),
-      1e3 * Median(backward_s), 1e3 * Median(optimizer_s), graph ? "true" : "false", optimizer.Describe());
+  PrintStepResult(config, placement, world.Size(), mean_step, gflops,
+                  {Median(forward_s), Median(backward_s), Median(optimizer_s)}, graph != nullptr, optimizer.Describe());
 }
 
 }  // namespace ct
