@@ -146,6 +146,42 @@ double StreamEpoch(BlockStream& stream, int64_t epoch, int64_t batch, int64_t ro
 }
 
 // The second table: every form against the first (the float32 file).
+// As ShardLoader::Load: the rank's slice of both fields into new memory, with collective reads.
+// Returns the bytes read.
+double ReadSliceCollectively(const std::string& path, const DatasetSchema& schema, RowRange slice, MPI_Comm comm) {
+  const ParallelH5File file(path, ParallelH5File::Mode::kRead, comm);
+  std::unique_ptr<float[]> input(new float[static_cast<size_t>(slice.Size() * schema.fields[0].shape.RowElements())]);
+  std::unique_ptr<float[]> target(new float[static_cast<size_t>(slice.Size() * schema.fields[1].shape.RowElements())]);
+  file.ReadRows("input", slice.begin, slice.Size(), input.get());
+  file.ReadRows("target", slice.begin, slice.Size(), target.get());
+  return static_cast<double>(slice.Size() * schema.RowBytes());
+}
+
+// As the seeds' Dataset: the slice one sample at a time from the seed layout. Returns the bytes read.
+double ReadSliceBySample(SeedLayoutReader& seed, const DatasetSchema& schema, RowRange slice) {
+  std::vector<float> input(static_cast<size_t>(schema.fields[0].shape.RowElements()));
+  std::vector<float> target(static_cast<size_t>(schema.fields[1].shape.RowElements()));
+  for (int64_t i = slice.begin; i < slice.end; ++i) {
+    seed.Read(i, "input", input.data());
+    seed.Read(i, "target", target.data());
+  }
+  return static_cast<double>(slice.Size() * schema.RowBytes());
+}
+
+// The table of the single-file reads, each against the page cache's two rates (rows 0 and 1).
+void PrintRows(const std::vector<Row>& rows) {
+  const double reused = Median(rows[0].aggregate_mbs);
+  const double fresh = Median(rows[1].aggregate_mbs);
+  fmt::print("| {:<28} | {:>13} | {:>14} | {:>15} | {:>18} |\n", "read", "per rank MB/s", "aggregate MB/s",
+             "vs reused buffer", "vs into new memory");
+  fmt::print("|{:-<30}|{:->15}|{:->16}|{:->17}|{:->20}|\n", "", ":", ":", ":", ":");
+  for (const Row& row : rows) {
+    const double aggregate = Median(row.aggregate_mbs);
+    fmt::print("| {:<28} | {:>13.0f} | {:>14.0f} | {:>15.0f}% | {:>17.0f}% |\n", row.name, Median(row.per_rank_mbs),
+               aggregate, 100 * aggregate / reused, 100 * aggregate / fresh);
+  }
+}
+
 void PrintForms(const std::vector<Form>& forms) {
   fmt::print("\n| {:<28} | {:>11} | {:>9} | {:>11} | {:>9} |\n", "same rows as", "static MB/s", "vs file",
              "blocks MB/s", "vs file");
@@ -197,20 +233,8 @@ void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
            world.Size());
     Record(rows[1], Timed(comm, [&] { return PreadRange(o.file, my_bytes_begin, my_bytes_end, true); }), comm,
            world.Size());
-    Record(rows[2],
-           Timed(comm,
-                 [&] {
-                   // As ShardLoader::Load: the slice into new memory, with collective reads.
-                   const ParallelH5File file(o.file, ParallelH5File::Mode::kRead, comm);
-                   std::unique_ptr<float[]> input(
-                       new float[static_cast<size_t>(slice.Size() * schema.fields[0].shape.RowElements())]);
-                   std::unique_ptr<float[]> target(
-                       new float[static_cast<size_t>(slice.Size() * schema.fields[1].shape.RowElements())]);
-                   file.ReadRows("input", slice.begin, slice.Size(), input.get());
-                   file.ReadRows("target", slice.begin, slice.Size(), target.get());
-                   return static_cast<double>(slice.Size() * row_bytes);
-                 }),
-           comm, world.Size());
+    Record(rows[2], Timed(comm, [&] { return ReadSliceCollectively(o.file, schema, slice, comm); }), comm,
+           world.Size());
     Record(rows[3], Timed(comm, [&] { return stream_epoch(repeat); }), comm, world.Size());
     // Each round starts at another form, so that none always runs right after the same one.
     for (size_t i = 0; i < forms.size(); ++i) {
@@ -226,33 +250,13 @@ void RunIoBench(const IoBenchOptions& o, const MpiWorld& world) {
              world.Size());
     }
     if (seed) {
-      Record(rows[4],
-             Timed(comm,
-                   [&] {
-                     std::vector<float> input(static_cast<size_t>(schema.fields[0].shape.RowElements()));
-                     std::vector<float> target(static_cast<size_t>(schema.fields[1].shape.RowElements()));
-                     for (int64_t i = slice.begin; i < slice.end; ++i) {
-                       seed->Read(i, "input", input.data());
-                       seed->Read(i, "target", target.data());
-                     }
-                     return static_cast<double>(slice.Size() * row_bytes);
-                   }),
-             comm, world.Size());
+      Record(rows[4], Timed(comm, [&] { return ReadSliceBySample(*seed, schema, slice); }), comm, world.Size());
     }
   }
   if (world.Rank() != 0) return;
-  const double reused = Median(rows[0].aggregate_mbs);
-  const double fresh = Median(rows[1].aggregate_mbs);
   fmt::print("bench io: {} ({} rows of {} bytes, {:.0f} MiB), {} rank(s), median of {} rounds\n", o.file, schema.Rows(),
              row_bytes, static_cast<double>(file_bytes) / (1 << 20), world.Size(), o.repeats);
-  fmt::print("| {:<28} | {:>13} | {:>14} | {:>15} | {:>18} |\n", "read", "per rank MB/s", "aggregate MB/s",
-             "vs reused buffer", "vs into new memory");
-  fmt::print("|{:-<30}|{:->15}|{:->16}|{:->17}|{:->20}|\n", "", ":", ":", ":", ":");
-  for (const Row& row : rows) {
-    const double aggregate = Median(row.aggregate_mbs);
-    fmt::print("| {:<28} | {:>13.0f} | {:>14.0f} | {:>15.0f}% | {:>17.0f}% |\n", row.name, Median(row.per_rank_mbs),
-               aggregate, 100 * aggregate / reused, 100 * aggregate / fresh);
-  }
+  PrintRows(rows);
   if (!forms.empty()) PrintForms(forms);
 }
 
