@@ -39,6 +39,7 @@ PACKAGES=(
   libhdf5-openmpi-dev                 # parallel HDF5 (MPI-IO); the serial build is not enough
   libhwloc-dev libspdlog-dev libyaml-cpp-dev libcli11-dev libgtest-dev
   zlib1g-dev                          # CRC-32 checks of checkpoints
+  liblzf-dev                          # h5py's LZF compression (clustertrain decodes it itself)
   python3-matplotlib                  # the loss picture of the demo (launch/plot_runs.py)
 )
 TARGETS=(--target clustertrain)       # the quickstart waits for nothing it does not run

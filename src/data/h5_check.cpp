@@ -1,12 +1,18 @@
 #include "data/h5_check.h"
 
+#include <H5PLpublic.h>
+
 #include <vector>
 
+#include "data/lzf_filter.h"
 #include "util/logging.h"
 
 namespace ct {
 
-void SilenceHdf5Printing() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+void SetUpHdf5() {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  RegisterLzfDecoder();
+}
 
 std::string TakeHdf5ErrorStack() {
   std::vector<std::string> lines;
@@ -58,6 +64,45 @@ std::string OpenFailureAdvice(const std::string& stack) {
            "HDF5_USE_FILE_LOCKING=FALSE in the job's environment (or wait for the program that holds a lock on it)";
   }
   return "check that the path is an HDF5 file readable on every node";
+}
+
+std::vector<std::string> MissingFilters(hid_t dcpl) {
+  std::vector<std::string> missing;
+  const int count = H5_CHECK(H5Pget_nfilters(dcpl));
+  for (int i = 0; i < count; ++i) {
+    unsigned flags = 0;
+    size_t values = 0;
+    char name[64] = {0};
+    const H5Z_filter_t id =
+        H5_CHECK(H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &values, nullptr, sizeof(name), name, nullptr));
+    // H5Zfilter_avail looks for a plugin (HDF5_PLUGIN_PATH, else HDF5's default folder) and loads it.
+    const htri_t available = H5Zfilter_avail(id);
+    H5Eclear2(H5E_DEFAULT);  // a plugin search that found nothing leaves its errors behind
+    if (available > 0) continue;
+    missing.push_back((name[0] ? std::string(name) + " " : std::string()) + "(filter " + std::to_string(id) + ")");
+  }
+  return missing;
+}
+
+std::string MissingFilterAdvice(const std::vector<std::string>& missing) {
+  std::string searched;
+  unsigned places = 0;
+  if (H5PLsize(&places) < 0) places = 0;
+  for (unsigned i = 0; i < places; ++i) {
+    char place[4096] = {0};
+    if (H5PLget(i, place, sizeof(place)) > 0) searched += (searched.empty() ? "" : ", ") + std::string(place);
+  }
+  bool lzf = false;
+  for (const std::string& filter : missing) {
+    lzf = lzf || filter.find("(filter " + std::to_string(kLzfFilterId) + ")") != std::string::npos;
+  }
+  return "this HDF5 library has no plugin for it (searched: " + (searched.empty() ? "nowhere" : searched) +
+         "; HDF5_PLUGIN_PATH sets where to look): " +
+         (lzf ? "rebuild clustertrain with liblzf, whose decoder it then registers itself (Debian: apt-get install "
+                "liblzf-dev, which launch/setup.sh does), "
+              : "install the filter's HDF5 plugin, ") +
+         "or rewrite the file with gzip compression, which every HDF5 reads: h5repack -f GZIP=4 IN.h5 OUT.h5 (or in "
+         "h5py, create_dataset(..., compression='gzip'))";
 }
 
 void ThrowHdf5Error(const char* call, const char* file, int line) {

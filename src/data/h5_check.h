@@ -8,13 +8,15 @@
 
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "util/error.h"
 
 namespace ct {
 
-// Turns off HDF5's own stderr printing; errors come back through H5_CHECK instead.
-void SilenceHdf5Printing();
+// Turns off HDF5's own stderr printing (errors come back through H5_CHECK instead) and registers
+// the filters clustertrain brings (h5py's LZF decoder, data/lzf_filter.h). Before any file is opened.
+void SetUpHdf5();
 
 // The innermost messages of HDF5's current error stack, then clears it.
 std::string TakeHdf5ErrorStack();
@@ -26,6 +28,15 @@ std::string Hdf5TypeName(hid_t type);
 // file locking where the file system has no locks (or another program holds one), else check
 // the file.
 std::string OpenFailureAdvice(const std::string& stack);
+
+// The filters (compression, shuffle, ...) of a dataset's creation property list that this HDF5
+// library cannot apply because it has no plugin for them: "lzf (filter 32000)", ... Empty when
+// every filter is built in or its plugin was found.
+std::vector<std::string> MissingFilters(hid_t dcpl);
+
+// How to read a dataset whose filters `missing` (MissingFilters) this HDF5 lacks: where HDF5
+// looked for plugins, the Debian package where there is one, and how to rewrite the file with gzip.
+std::string MissingFilterAdvice(const std::vector<std::string>& missing);
 
 [[noreturn]] void ThrowHdf5Error(const char* call, const char* file, int line);
 

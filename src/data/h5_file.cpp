@@ -9,6 +9,7 @@
 #include "cluster/mpi_check.h"
 #include "data/file_identity.h"
 #include "util/heartbeat.h"
+#include "util/logging.h"
 
 namespace ct {
 namespace {
@@ -166,7 +167,7 @@ int64_t ParallelH5File::ChunkRows(const std::string& name) const {
 }
 
 ParallelH5File::ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm) : path_(path), comm_(comm) {
-  SilenceHdf5Printing();
+  SetUpHdf5();
   // Before HDF5's collective open: ranks that see different files would deadlock in it.
   if (mode == Mode::kRead && comm != MPI_COMM_NULL) AgreeOnFileIdentity(path, comm);
   H5Id fapl = FileAccess(comm);
@@ -212,6 +213,12 @@ RowShape ParallelH5File::FloatRows(const std::string& name) const {
     throw DataError("dataset '" + name + "' in '" + path_ + "' has dtype " + Hdf5TypeName(type.get()) +
                     "; clustertrain reads numbers (float16/32/64 or integers, converted to float32 as they are "
                     "read): store the rows as numbers, e.g. in h5py f.create_dataset(name, data=x.astype('float32'))");
+  }
+  H5Id dcpl(H5_CHECK(H5Dget_create_plist(dataset.get())), H5Pclose);
+  const std::vector<std::string> missing = MissingFilters(dcpl.get());
+  if (!missing.empty()) {
+    throw DataError("dataset '" + name + "' in '" + path_ + "' is stored with " +
+                    fmt::format("{}", fmt::join(missing, ", ")) + ": " + MissingFilterAdvice(missing));
   }
   RowShape shape;
   shape.dtype = Hdf5TypeName(type.get());

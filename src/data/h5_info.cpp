@@ -74,6 +74,8 @@ void DescribeDataset(hid_t dataset, const std::string& name, std::ostringstream&
     H5Z_filter_t id = H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nvalues, nullptr,
                                      sizeof(filter_name), filter_name, nullptr);
     filters += (filters.empty() ? "" : ", ") + std::string(id == H5Z_FILTER_DEFLATE ? "gzip" : filter_name);
+    if (H5Zfilter_avail(id) <= 0) filters += " (filter " + std::to_string(id) + ": no plugin here, unreadable)";
+    H5Eclear2(H5E_DEFAULT);
   }
   hsize_t logical = H5Tget_size(type.get());
   for (hsize_t d : dims) logical *= d;
@@ -112,7 +114,7 @@ herr_t Visit(hid_t group, const char* name, const H5L_info_t*, void* data) {
 }  // namespace
 
 std::string DescribeH5File(const std::string& path) {
-  SilenceHdf5Printing();
+  SetUpHdf5();
   hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) {
     const std::string stack = TakeHdf5ErrorStack();

@@ -44,7 +44,7 @@ H5Id SmallMetadataCache() {
 }  // namespace
 
 SeedLayoutReader::SeedLayoutReader(const std::string& path) : path_(path) {
-  SilenceHdf5Printing();
+  SetUpHdf5();
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, SmallMetadataCache().get());
   if (id < 0) {
     throw DataError("cannot open '" + path + "' as an HDF5 file: " + TakeHdf5ErrorStack() +
