@@ -252,7 +252,6 @@ std::string ConfigToYaml(const Config& config) {
   // Keys of a section are adjacent in the table, so the nesting can be emitted in one pass:
   // close the sections the next key leaves, open the ones it enters.
   YAML::Emitter out;
-  out.SetDoublePrecision(15);  // 0.2, not 0.20000000000000001
   out << YAML::BeginMap;
   std::vector<std::string> open;
   for (const auto& key : ConfigKeys()) {

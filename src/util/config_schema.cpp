@@ -1,5 +1,7 @@
 #include "util/config_schema.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 #include <map>
@@ -71,6 +73,10 @@ void CheckFloat32(const std::string& key, const std::string& where, double value
            got.str());
 }
 
+// A number as people write it: 0.9, not the 0.90000000000000002 yaml-cpp writes for the double.
+// fmt's shortest form reads back as the same double, so config.yaml round-trips (--resume compares).
+YAML::Node NumberNode(double value) { return YAML::Node(fmt::format("{}", value)); }
+
 // A real number in (min, max] when min_exclusive, else [min, max].
 ConfigKey Real(std::string name, std::string help, Access<double> access, double min, bool min_exclusive,
                double max = std::numeric_limits<double>::infinity()) {
@@ -90,7 +96,7 @@ ConfigKey Real(std::string name, std::string help, Access<double> access, double
     CheckFloat32(name, where, value);
     access(c) = value;
   };
-  key.get = [=](const Config& c) { return YAML::Node(access(const_cast<Config&>(c))); };
+  key.get = [=](const Config& c) { return NumberNode(access(const_cast<Config&>(c))); };
   return key;
 }
 
@@ -184,7 +190,7 @@ ConfigKey AutoOrCount(std::string name, std::string help, Access<int64_t> access
   };
   key.get = [=](const Config& c) {
     const int64_t value = access(const_cast<Config&>(c));
-    return value == 0 ? YAML::Node("auto") : YAML::Node(value);
+    return value == 0 ? YAML::Node("auto") : NumberNode(value);
   };
   return key;
 }
@@ -204,7 +210,7 @@ ConfigKey AutoOrGiB(std::string name, std::string help, Access<double> access) {
   };
   key.get = [=](const Config& c) {
     const double value = access(const_cast<Config&>(c));
-    return value == 0 ? YAML::Node("auto") : YAML::Node(value);
+    return value == 0 ? YAML::Node("auto") : NumberNode(value);
   };
   return key;
 }

@@ -111,6 +111,25 @@ TEST(Config, ResolvedYamlLoadsBackToTheSameConfig) {
   EXPECT_EQ(again.runtime.threads, 4);
 }
 
+// config.yaml and --help-config show numbers as they are written (0.9, not yaml-cpp's
+// 0.90000000000000002), and those read back as the very same doubles.
+TEST(Config, NumbersAreWrittenAsPeopleWriteThemAndReadBackExactly) {
+  const Config c = LoadConfig("", {"train.lr=0.0003", "train.weight_decay=1e-4", "data.memory_budget=1.1",
+                                   "train.plateau.threshold=0.1", "runtime.bucket_mb=0.3"});
+  const std::string yaml = ConfigToYaml(c);
+  for (const char* line : {"  lr: 0.0003\n", "  weight_decay: 0.0001\n", "  memory_budget: 1.1\n", "  momentum: 0.9\n",
+                           "    factor: 0.2\n", "    threshold: 0.1\n", "    eps: 1e-08\n", "  bucket_mb: 0.3\n"}) {
+    EXPECT_NE(yaml.find(line), std::string::npos) << line << " not in\n" << yaml;
+  }
+  EXPECT_NE(ConfigKeyHelp().find("train.momentum  (number >= 0 and <= 0.999; default 0.9)"), std::string::npos);
+  const Config again = LoadConfig(WriteTemp(yaml), {});
+  EXPECT_EQ(again.train.lr, c.train.lr);  // exactly
+  EXPECT_EQ(again.train.weight_decay, c.train.weight_decay);
+  EXPECT_EQ(again.data.memory_budget_gib, c.data.memory_budget_gib);
+  EXPECT_EQ(again.runtime.bucket_mb, c.runtime.bucket_mb);
+  EXPECT_EQ(again.train.momentum, c.train.momentum);
+}
+
 TEST(Config, RuntimeKeysForBindingAndGradientSync) {
   Config defaults = LoadConfig("", {});
   EXPECT_EQ(defaults.runtime.bind, Binding::kAuto);
