@@ -44,14 +44,13 @@ bool LzfDecoderBuilt() { return true; }
 
 void RegisterLzfDecoder() {
   static const bool registered = [] {
-    const H5Z_class2_t lzf = {H5Z_CLASS_T_VERS,
-                              static_cast<H5Z_filter_t>(kLzfFilterId),
-                              /*encoder_present=*/0,
-                              /*decoder_present=*/1,
-                              "lzf (clustertrain's decoder)",
-                              /*can_apply=*/nullptr,
-                              /*set_local=*/nullptr,
-                              DecodeLzfChunk};
+    H5Z_class2_t lzf{};
+    lzf.version = H5Z_CLASS_T_VERS;
+    lzf.id = static_cast<H5Z_filter_t>(kLzfFilterId);
+    lzf.encoder_present = 0;  // reading only
+    lzf.decoder_present = 1;
+    lzf.name = "lzf (clustertrain's decoder)";
+    lzf.filter = DecodeLzfChunk;
     return H5Zregister(&lzf) >= 0;  // HDF5 copies the class
   }();
   (void)registered;

@@ -15,6 +15,10 @@ namespace ct {
 // model needs that data.fields lacks).
 std::unique_ptr<Model> MakeModel(const ModelConfig& config, const std::vector<FieldDims>& fields);
 
+// A built-in model's checks of the rows alone (before anything is sized by them): ConfigError
+// where the model cannot train on them, naming the fix; returns the input rows' shape.
+std::vector<int64_t> CheckRowsFitModel(const ModelConfig& config, const std::vector<FieldDims>& fields);
+
 // The shape of field `name` ({L}), or ConfigError saying that model.kind `kind` needs it.
 std::vector<int64_t> FieldShape(const std::vector<FieldDims>& fields, const std::string& name, const char* kind);
 

@@ -8,6 +8,7 @@
 #include "data/h5_file.h"
 #include "data/make_train_batches.h"
 #include "data/sharding.h"
+#include "model/make_model.h"
 #include "model/model_size.h"
 #include "train/memory_check.h"
 #include "util/error.h"
@@ -29,6 +30,9 @@ void CheckStepFits(const Config& config, const MpiWorld& world, const c10::Devic
   // The built-in models' fields; a TorchScript module's activations are counted as a row of its
   // widest field.
   const std::vector<FieldDims> fields = schema.Dims();
+  if (config.model.kind != ModelKind::kTorchScript) {  // before sizing by the rows
+    RunAgreed(world, [&] { CheckRowsFitModel(config.model, fields); });
+  }
   const auto widest = std::max_element(fields.begin(), fields.end(), [](const FieldDims& a, const FieldDims& b) {
     return c10::multiply_integers(a.dims) < c10::multiply_integers(b.dims);
   });

@@ -162,6 +162,17 @@ expect_failure 2 "model.path': file '.*missing.pt' does not exist .*torch.jit.sc
 "$PY" -c "import h5py, numpy as np, sys; f = h5py.File(sys.argv[1], 'w'); f['input'] = np.zeros((512, 256), 'f4'); f['target'] = np.zeros((512, 128), 'f4')" "$WORK/uneven.h5"
 expect_failure 2 "input rows are \[256\] and target rows \[128\]" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
   --set model.kind=vae_conv1d --set data.train="$WORK/uneven.h5" --set data.val="$WORK/uneven.h5"
+# Rows the built-in models cannot take are refused before anything is sized by them (a dataset
+# [N] of single values once crashed vae_conv1d's memory estimate), each with its fix.
+"$PY" -c "import h5py, numpy as np, sys; f = h5py.File(sys.argv[1], 'w'); f['input'] = f['target'] = np.zeros(512, 'f4')" "$WORK/single.h5"
+"$PY" -c "import h5py, numpy as np, sys; f = h5py.File(sys.argv[1], 'w'); f['input'] = f['target'] = np.zeros((512, 2, 3, 16), 'f4')" "$WORK/cubes.h5"
+for kind in vae_mlp vae_conv1d; do
+  R=(--set model.kind=$kind --set output.dir="$WORK/rows_$kind")
+  expect_failure 2 "model.kind=$kind takes rows .* but the rows are \[\] (one value per row: the dataset is \[N\]); store each row's L values, as \[N, L\]" \
+    -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" "${R[@]}" --set data.train="$WORK/single.h5" --set data.val="$WORK/single.h5"
+  expect_failure 2 "model.kind=$kind takes rows .* but the rows are \[2,3,16\]; store the rows as .*model.kind=torchscript" \
+    -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" "${R[@]}" --set data.train="$WORK/cubes.h5" --set data.val="$WORK/cubes.h5"
+done
 
 # predict's bad inputs.
 P=(predict --checkpoint "$WORK/mlp/checkpoints/epoch-000002.pt" --data "$WORK/val.h5")
