@@ -94,8 +94,10 @@ CLI::Validator RegularFile() {
   return CLI::Validator(
       [](std::string& path) {
         const std::string problem = RegularFileProblem(path);
-        return problem.empty() ? problem
-                               : problem + "; give a regular file (copy what a pipe or device holds into one)";
+        if (problem.empty()) return problem;
+        // A pipe or device cannot be read twice or seeked: its content must be in a file first.
+        const bool special = problem.find("not a regular file") != std::string::npos;
+        return problem + (special ? "; copy what it holds into a regular file and give that" : "; check the path");
       },
       "FILE");
 }

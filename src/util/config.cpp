@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -189,6 +190,26 @@ void ValidateRelations(const Config& c) {
   }
 }
 
+// YAML text from `source` ("config file configs/x.yaml"); a syntax error names its line, and a
+// tab in that line's indentation (or the one before), which YAML forbids and yaml-cpp reports
+// only as "illegal map value" or the like.
+YAML::Node ParseYaml(const std::string& yaml, const std::string& source) {
+  try {
+    return YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    std::string message = source + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg;
+    std::istringstream lines(yaml);
+    int number = 0;
+    bool tab = false;
+    for (std::string line; std::getline(lines, line) && number <= e.mark.line; ++number) {
+      const std::string indent = line.substr(0, line.find_first_not_of(" \t"));
+      if (number >= e.mark.line - 1 && indent.find('\t') != std::string::npos) tab = true;
+    }
+    if (tab) message += "; YAML does not allow tabs in indentation: indent with spaces";
+    throw ConfigError(message);
+  }
+}
+
 }  // namespace
 
 std::vector<DataField> DataFields(const DataConfig& data) {
@@ -218,14 +239,11 @@ Config LoadConfig(const std::string& path, const std::vector<std::string>& overr
   Config config;
   std::set<std::string> seen;
   if (!path.empty()) {
-    YAML::Node root;
-    try {
-      root = YAML::LoadFile(path);
-    } catch (const YAML::BadFile&) {
-      throw ConfigError("cannot read config file '" + path + "': check the path (see configs/ for examples)");
-    } catch (const YAML::Exception& e) {
-      throw ConfigError("config file " + path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
-    }
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    if (!file) throw ConfigError("cannot read config file '" + path + "': check the path (see configs/ for examples)");
+    const YAML::Node root = ParseYaml(text.str(), "config file " + path);
     if (!root.IsNull()) ApplyMapping(root, "", path, config, seen);
   }
   for (const auto& assignment : overrides) ApplyOverride(assignment, config);
@@ -236,12 +254,7 @@ Config LoadConfig(const std::string& path, const std::vector<std::string>& overr
 Config LoadConfigText(const std::string& yaml, const std::string& source, const std::vector<std::string>& overrides) {
   Config config;
   std::set<std::string> seen;
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(source + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
-  }
+  const YAML::Node root = ParseYaml(yaml, source);
   if (!root.IsNull()) ApplyMapping(root, "", source, config, seen);
   for (const auto& assignment : overrides) ApplyOverride(assignment, config);
   ValidateRelations(config);

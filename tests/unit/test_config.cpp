@@ -91,6 +91,16 @@ TEST(Config, BadYamlAndMissingFileAreClear) {
   EXPECT_NE(msg.find("'train'"), std::string::npos) << msg;
 }
 
+// yaml-cpp calls a tab in the indentation an "illegal map value"; the message says what it is.
+TEST(Config, ATabInTheIndentationIsNamed) {
+  std::string msg = ErrorOf([] { LoadConfig(WriteTemp("model:\n  latent: 8\ntrain:\n\tepochs: 3\n"), {}); });
+  EXPECT_NE(msg.find(".yaml:4: invalid YAML: "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("YAML does not allow tabs in indentation: indent with spaces"), std::string::npos) << msg;
+  msg = ErrorOf([] { LoadConfig(WriteTemp("train:\n  epochs: [3\n"), {}); });  // no tab: no such hint
+  EXPECT_EQ(msg.find("tabs"), std::string::npos) << msg;
+  EXPECT_EQ(LoadConfig(WriteTemp("train:\n  epochs: 3\t# a tab after the value is fine\n"), {}).train.epochs, 3);
+}
+
 TEST(Config, InputFilesMustExist) {
   Config c = LoadConfig("", {"data.train=/nonexistent/train.h5", "data.val=/nonexistent/val.h5"});
   std::string msg = ErrorOf([&] { CheckInputFiles(c); });
