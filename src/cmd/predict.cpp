@@ -32,7 +32,9 @@ Command AddPredictCommand(CLI::App& app) {
       "write a trained model's outputs for every row of an HDF5 file to a new HDF5 file, in parallel (a VAE: "
       "recon, mu, logvar; a model of the dict contract: its batched entries)");
   cli->add_option("--checkpoint", o.checkpoint,
-                  "checkpoint written by train (output.dir/checkpoints/epoch-NNNNNN.pt); its config rebuilds the model")
+                  "checkpoint written by train (output.dir/checkpoints/best.pt or epoch-NNNNNN.pt; its config rebuilds "
+                  "the model), or a run's weights (output.dir/best.pt or model.pt, with the run's config.yaml beside "
+                  "them)")
       ->required()
       ->check(RegularFile());
   cli->add_option(

@@ -17,6 +17,7 @@
 #include "model/forward.h"
 #include "model/make_model.h"
 #include "train/checkpoint.h"
+#include "train/model_source.h"
 #include "util/atomic_file.h"
 #include "util/config.h"
 #include "util/error.h"
@@ -52,7 +53,8 @@ struct PredictInput {
 // Collective, agreed: opens the input and rebuilds the model from the checkpoint's weights. The
 // field `target`, when the file lacks it, is left out of the batch (a VAE then computes no loss);
 // every other field of data.fields must be there.
-PredictInput OpenInputAndModel(const PredictOptions& o, const Config& config, const MpiWorld& world) {
+PredictInput OpenInputAndModel(const PredictOptions& o, const Config& config, const ModelSource& source,
+                               const MpiWorld& world) {
   PredictInput in;
   ParallelH5File::SetMpiIoHints(config.data.mpi_hints);
   RunAgreed(world, [&] {
@@ -81,9 +83,13 @@ PredictInput OpenInputAndModel(const PredictOptions& o, const Config& config, co
     DatasetSchema schema;
     schema.fields = in.fields;
     in.model = MakeModel(config.model, schema.Dims());
-    LoadCheckpointModel(o.checkpoint, *in.model, c10::Device(c10::kCPU),
-                        "give predict rows shaped like the training rows (here '" + o.data + "' " +
-                            DescribeFields(schema.Dims()) + ") and leave the model.* settings as they were");
+    const std::string fix = "give predict rows shaped like the training rows (here '" + o.data + "' " +
+                            DescribeFields(schema.Dims()) + ") and leave the model.* settings as they were";
+    if (source.weights) {
+      LoadWeights(*source.weights, *in.model, o.checkpoint, fix);
+    } else {
+      LoadCheckpointModel(o.checkpoint, *in.model, c10::Device(c10::kCPU), fix);
+    }
   });
   return in;
 }
@@ -158,12 +164,13 @@ void RunPredict(const PredictOptions& o, const MpiWorld& world) {
   const auto start = std::chrono::steady_clock::now();
   const bool lead = world.Rank() == 0;
   Config config;
+  ModelSource source;
   RunAgreed(world, [&] {
-    config = LoadConfigText(ReadCheckpointSummary(o.checkpoint).config_yaml,
-                            "the config in checkpoint '" + o.checkpoint + "'", o.overrides);
+    source = ReadModelSource(o.checkpoint);
+    config = LoadConfigText(source.config_yaml, source.config_origin, o.overrides);
   });
   const c10::Device device = PlaceThisRank(config, world).device;
-  PredictInput in = OpenInputAndModel(o, config, world);
+  PredictInput in = OpenInputAndModel(o, config, source, world);
   in.model->To(device);
   in.model->SetTraining(false);
   c10::NoGradGuard no_grad;

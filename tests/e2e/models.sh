@@ -175,12 +175,33 @@ for kind in vae_mlp vae_conv1d; do
 done
 
 # predict's bad inputs.
+"$PY" -c "import h5py, numpy as np, sys; h5py.File(sys.argv[1], 'w')['input'] = np.zeros((64, 128), 'f4')" "$WORK/short_rows.h5"
 P=(predict --checkpoint "$WORK/mlp/checkpoints/epoch-000002.pt" --data "$WORK/val.h5")
 expect_failure 2 "pass --force" -- "$BIN" "${P[@]}" --out "$WORK/mlp.h5"
 expect_failure 3 "no dataset 'strain'" -- "$MPIEXEC" -n 2 "$BIN" "${P[@]}" --out "$WORK/p.h5" --set data.input_key=strain
-expect_failure 3 "cannot read checkpoint" -- "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/mlp/model.pt" \
-  --data "$WORK/val.h5" --out "$WORK/p.h5"
-"$PY" -c "import h5py, numpy as np, sys; h5py.File(sys.argv[1], 'w')['input'] = np.zeros((64, 128), 'f4')" "$WORK/short_rows.h5"
+# The weights a run directory holds (model.pt, best.pt: state dicts, the files the run's last log
+# lines name) predict with the run's config.yaml beside them, exactly as the checkpoint of the same
+# epoch does (2 epochs: model.pt is epoch 2's weights); a copy of them alone is refused with the
+# way out, as are weights of another shape and a file that is neither.
+for name in conv script; do
+  "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/$name/model.pt" --data "$WORK/val.h5" --out "$WORK/${name}_weights.h5" --batch 100 \
+    >"$WORK/weights.txt" 2>&1 || { cat "$WORK/weights.txt"; fail "predict from $name/model.pt"; }
+  "$PY" - "$WORK/$name.h5" "$WORK/${name}_weights.h5" <<'PYEOF'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1]) as a, h5py.File(sys.argv[2]) as b:
+    assert sorted(a) == sorted(b), (list(a), list(b))
+    for key in a:
+        assert np.array_equal(a[key][...], b[key][...]), key
+PYEOF
+done
+echo "ok: predict from a run's model.pt equals predict from its last checkpoint (vae_conv1d, TorchScript)"
+mkdir -p "$WORK/lone" && cp "$WORK/mlp/best.pt" "$WORK/lone/"
+expect_failure 2 "'$WORK/lone/best.pt' holds a model's weights (a state dict.*no config.yaml beside it.*give a checkpoint" \
+  -- "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/lone/best.pt" --data "$WORK/val.h5" --out "$WORK/p.h5"
+expect_failure 2 "the weights '$WORK/mlp/best.pt' hold 'encoder.0.weight' of shape \[128, 256\], but this model's is \[128, 128\]" \
+  -- "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/mlp/best.pt" --data "$WORK/short_rows.h5" --out "$WORK/p.h5"
+expect_failure 3 "checkpoint '$WORK/mlp/metrics.jsonl' is damaged: not a readable ZIP archive" -- "$MPIEXEC" -n 2 "$BIN" predict \
+  --checkpoint "$WORK/mlp/metrics.jsonl" --data "$WORK/val.h5" --out "$WORK/p.h5"
 expect_failure 2 "give predict rows shaped like the training rows" -- "$MPIEXEC" -n 2 "$BIN" predict \
   --checkpoint "$WORK/conv/checkpoints/epoch-000002.pt" --data "$WORK/short_rows.h5" --out "$WORK/p.h5"
 [[ ! -e "$WORK/p.h5" ]] || fail "a failed predict left its output"
