@@ -45,10 +45,11 @@ ModelSource ReadModelSource(const std::string& path) {
   std::stringstream yaml;
   yaml << file.rdbuf();
   if (!file) {
-    throw ConfigError("'" + path +
-                      "' holds a model's weights (a state dict, as output.dir/model.pt and best.pt are), but no "
-                      "config.yaml beside it says which model they belong to: give a checkpoint "
-                      "(output.dir/checkpoints/best.pt or epoch-NNNNNN.pt), or keep the weights in their run directory");
+    throw ConfigError(
+        "'" + path +
+        "' holds a model's weights (a state dict, as output.dir/model.pt and best.pt are), but no "
+        "config.yaml beside it says which model they belong to: give a checkpoint "
+        "(output.dir/checkpoints/best.pt or epoch-NNNNNN.pt), or keep the weights in their run directory");
   }
   return {yaml.str(), "the run's config '" + config_path + "' (beside the weights '" + path + "')", std::move(weights)};
 }
@@ -66,8 +67,8 @@ void LoadWeights(const c10::Dict<std::string, at::Tensor>& weights, Model& model
     if (!known) extra += (extra.empty() ? "'" : ", '") + entry.key() + "'";
   }
   if (!missing.empty() || !extra.empty()) {
-    throw ConfigError("the weights '" + path + "' do not fit this model (" + model.Describe() + "): " +
-                      (missing.empty() ? "" : "it lacks " + missing + (extra.empty() ? "" : "; ")) +
+    throw ConfigError("the weights '" + path + "' do not fit this model (" + model.Describe() +
+                      "): " + (missing.empty() ? "" : "it lacks " + missing + (extra.empty() ? "" : "; ")) +
                       (extra.empty() ? "" : "it holds tensors the model does not have: " + extra) + "; " +
                       mismatch_fix);
   }

@@ -94,6 +94,51 @@ TEST(LinearLayer, AddsIntoTheExistingGradInPlaceAndStillRunsAccumulateGradsPostH
   EXPECT_EQ(layer->weight.grad().data_ptr(), weight_grad_storage);
 }
 
+// A layer as wide as the demo's, with some pre-activations exactly 0 (where ReLU's gradient is 0,
+// as threshold_backward has it): LibTorch's gradients.
+TEST(LinearLayer, WideLayersWithPreActivationsOfExactlyZeroGiveLibTorchsGradients) {
+  torch::manual_seed(5);
+  torch::nn::Linear fast(64, 600), plain(64, 600);
+  {
+    torch::NoGradGuard no_grad;
+    plain->weight.copy_(fast->weight);
+    fast->bias.zero_();  // with the rows of x below that are 0: pre-activations of exactly 0
+    plain->bias.copy_(fast->bias);
+  }
+  torch::Tensor x = torch::randn({130, 64});
+  x.index_put_({torch::indexing::Slice(0, 3)}, 0);
+  const Grads a = ForwardBackward(fast, x, /*relu=*/true, /*fast=*/true, /*x_grad=*/true);
+  const Grads b = ForwardBackward(plain, x, /*relu=*/true, /*fast=*/false, /*x_grad=*/true);
+  ExpectClose(a.x, b.x, "input gradient");
+  ExpectClose(a.weight, b.weight, "weight gradient");
+  ExpectClose(a.bias, b.bias, "bias gradient");
+}
+
+// Under create_graph the layer's backward is differentiable itself: a gradient of the gradient
+// (a penalty on the input gradient, as in gradient-penalty training) equals LibTorch's.
+TEST(LinearLayer, SecondOrderGradientsEqualLibTorchs) {
+  torch::manual_seed(6);
+  torch::nn::Linear fast(12, 9), plain(12, 9);
+  {
+    torch::NoGradGuard no_grad;
+    plain->weight.copy_(fast->weight);
+    plain->bias.copy_(fast->bias);
+  }
+  const torch::Tensor x0 = torch::randn({7, 12});
+  std::vector<torch::Tensor> weight_grads;
+  for (bool use_fast : {true, false}) {
+    torch::nn::Linear& layer = use_fast ? fast : plain;
+    const torch::Tensor x = x0.clone().requires_grad_(true);
+    torch::Tensor y = use_fast ? LinearLayer(layer, x, /*relu=*/true)
+                               : torch::relu(torch::nn::functional::linear(x, layer->weight, layer->bias));
+    const torch::Tensor dx = torch::autograd::grad({(y * y).sum()}, {x}, {}, /*retain_graph=*/true,
+                                                   /*create_graph=*/true)[0];
+    dx.pow(2).sum().backward();
+    weight_grads.push_back(layer->weight.grad().clone());
+  }
+  ExpectClose(weight_grads[0], weight_grads[1], "weight gradient of the input-gradient penalty");
+}
+
 TEST(LinearLayer, UnderBf16AutocastTheGradientStaysFloat32AndEqualsLibTorchs) {
   // train.precision=bf16: the product runs in bfloat16, the gradient that reaches a float32
   // .grad must be added as AccumulateGrad adds it (LibTorch's path).
