@@ -2,7 +2,9 @@
 #include <memory>
 
 #include "cmd/command.h"
+#include "data/chirp.h"
 #include "data/synthetic_writer.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/logging.h"
 
@@ -19,6 +21,12 @@ struct MakeDataArgs {
 int RunMakeDataCommand(const MakeDataArgs& args, int argc, char** argv) {
   if (const std::string problem = OutputFileProblem(args.out, args.force, ""); !problem.empty()) {
     return ReportEarlyError(problem, kExitUsage);
+  }
+  // input and target [n, length] and params [n, 5], float32: refused before anything is written.
+  const double bytes =
+      4.0 * static_cast<double>(args.samples) * static_cast<double>(2 * args.chirp.length + kChirpParams);
+  if (const std::string problem = SpaceProblem(args.out, bytes); !problem.empty()) {
+    return ReportEarlyError("make-data: " + problem + " (-n, -l)", kExitData);
   }
   return RunWithMpi(argc, argv, [&](const MpiWorld& world) {
     WriteChirpDataset(args.out, args.samples, args.chirp, world.Comm());

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "data/h5_check.h"
+#include "util/human_bytes.h"
 
 namespace ct {
 namespace {
@@ -13,19 +14,6 @@ std::string DimsText(const std::vector<hsize_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
   return s + "]";
-}
-
-std::string HumanBytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) {
-    bytes /= 1024;
-    ++u;
-  }
-  std::ostringstream out;
-  out.precision(u ? 1 : 0);
-  out << std::fixed << bytes << " " << units[u];
-  return out.str();
 }
 
 // "virtual dataset: 4 mappings from 4 files (part-0.h5, part-1.h5, ...)".

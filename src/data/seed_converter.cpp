@@ -138,8 +138,19 @@ void ConvertSeedLayout(const ConvertOptions& o, const MpiWorld& world) {
                  o.seed_path, seed.Samples(), Product(seed.InputDims()), Product(seed.TargetDims()), seed.StoredType(),
                  size);
   }
+  if (!o.verify_only) {  // input and target as float32, refused before anything is written
+    const double bytes = 4.0 * static_cast<double>(seed.Samples()) *
+                         static_cast<double>(Product(seed.InputDims()) + Product(seed.TargetDims()));
+    RunAgreed(world, [&] {
+      if (const std::string problem = SpaceProblem(o.out_path, bytes); !problem.empty()) {
+        throw DataError("convert: " + problem);
+      }
+    });
+  }
   const std::string path = o.verify_only ? o.out_path : TemporaryPathFor(o.out_path);
-  if (!o.verify_only) Write(o, seed, path, slice, comm, lead);
+  if (!o.verify_only) {
+    WriteTemporaryOrRemoveIt("convert", o.out_path, lead, [&] { Write(o, seed, path, slice, comm, lead); });
+  }
   if (o.verify || o.verify_only) {
     std::string which;
     int64_t mine = FirstDifference(o, seed, path, slice, comm, lead, which);

@@ -14,7 +14,8 @@ void WriteChirpDataset(const std::string& path, int64_t rows, const ChirpOptions
   MPI_CHECK(MPI_Comm_rank(comm, &rank));
   MPI_CHECK(MPI_Comm_size(comm, &size));
   const std::string tmp = TemporaryPathFor(path);
-  {
+  // Every rank closes the file before it is renamed; a failed write leaves nothing behind.
+  WriteTemporaryOrRemoveIt("make-data", path, rank == 0, [&] {
     ParallelH5File file(tmp, ParallelH5File::Mode::kCreate, comm);
     file.CreateFloatRows("input", {rows, options.length});
     file.CreateFloatRows("target", {rows, options.length});
@@ -42,7 +43,7 @@ void WriteChirpDataset(const std::string& path, int64_t rows, const ChirpOptions
     file.WriteRows("input", slice.begin, slice.Size(), fill(Part::kNoisy));
     file.WriteRows("target", slice.begin, slice.Size(), fill(Part::kClean));
     file.WriteRows("params", slice.begin, slice.Size(), fill(Part::kParams));
-  }  // every rank closes the file before it is renamed
+  });
   MPI_CHECK(MPI_Barrier(comm));
   if (rank == 0) CommitTemporaryFile(path);
   MPI_CHECK(MPI_Barrier(comm));

@@ -180,13 +180,8 @@ void RunPredict(const PredictOptions& o, const MpiWorld& world) {
   // that is why, the full disk (HDF5 over MPI-IO says only "file write failed").
   std::string written;
   RunAgreed(world, [&] {
-    try {
-      written = WritePredictions(tmp, in, o, config, world, device);
-    } catch (const DataError& e) {
-      if (lead) std::remove(tmp.c_str());
-      const std::string full = DiskFullNote(o.out);
-      throw DataError("predict: cannot write '" + o.out + "': " + (full.empty() ? std::string(e.what()) : full));
-    }
+    WriteTemporaryOrRemoveIt("predict", o.out, lead,
+                             [&] { written = WritePredictions(tmp, in, o, config, world, device); });
   });
   world.Barrier();
   if (lead) CommitTemporaryFile(o.out);

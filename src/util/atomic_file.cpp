@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "util/error.h"
+#include "util/human_bytes.h"
 
 namespace ct {
 namespace {
@@ -40,6 +41,28 @@ std::string DiskFullNote(const std::string& path) {
   if (free_bytes >= (4ull << 20)) return "";
   return "the file system holding '" + dir.string() + "' is full (" + std::to_string(free_bytes >> 10) +
          " KiB free): free space there or write elsewhere";
+}
+
+std::string SpaceProblem(const std::string& path, double bytes) {
+  const std::filesystem::path dir = std::filesystem::absolute(path).parent_path();
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) != 0) return "";
+  const double free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+  if (bytes <= free_bytes) return "";
+  return "'" + path + "' would take " + HumanBytes(bytes) + ", but the file system holding '" + dir.string() +
+         "' has " + HumanBytes(free_bytes) + " free: write less, or write it elsewhere";
+}
+
+void WriteTemporaryOrRemoveIt(const std::string& who, const std::string& path, bool remove_temporary,
+                              const std::function<void()>& write) {
+  try {
+    write();
+  } catch (const DataError& e) {
+    if (remove_temporary) std::remove(TemporaryPathFor(path).c_str());
+    const std::string full = DiskFullNote(path);
+    throw DataError(who + ": cannot write '" + path + "': " + (full.empty() ? std::string(e.what()) : full),
+                    e.Agreed());
+  }
 }
 
 void CommitTemporaryFile(const std::string& path) {

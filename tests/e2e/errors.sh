@@ -80,6 +80,11 @@ expect_failure 2 "config key 'data.train': '$WORK' is a directory" -- "$MPIEXEC"
 expect_failure 2 "'$WORK' is a directory; give a file name" -- "$MPIEXEC" -n 2 "$BIN" make-data --out "$WORK" --force
 ! ls "$WORK" | contains "tmp" || fail "make-data onto a directory left a temporary file"
 expect_failure 2 "must be a number >= 1, not '0'" -- "$BIN" make-data --out "$WORK/n0.h5" -n 0
+# A mistyped row count (a file of petabytes) is refused before a byte is written; it once left a
+# sparse 16 TiB temporary behind and crashed in HDF5's clean-up at exit.
+expect_failure 3 "make-data: '$WORK/huge.h5' would take 74[0-9.]* TiB, but the file system holding '$WORK' has .* free" -- \
+  "$BIN" make-data --out "$WORK/huge.h5" -n 100000000000 -l 1024
+[[ ! -e "$WORK/huge.h5" && ! -e "$WORK/huge.h5.tmp" ]] || fail "make-data left a file behind"
 [[ $(wc -c < "$WORK/out.txt") -lt 300 ]] || { cat "$WORK/out.txt"; fail "make-data -n 0: the message is not short"; }
 expect_failure 2 "must be a finite number >= 0, not 'nan'" -- "$BIN" make-data --out "$WORK/nan_noise.h5" --noise nan
 [[ ! -e "$WORK/n0.h5" && ! -e "$WORK/nan_noise.h5" ]] || fail "make-data wrote a file after a bad argument"
@@ -145,6 +150,10 @@ if [[ $(id -u) -eq 0 ]] && mkdir -p "$WORK/small" && mount -t tmpfs -o size=1600
     "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/small/run/checkpoints/epoch-000001.pt" --data "$WORK/val.h5" \
     --out "$WORK/tiny/pred.h5"
   [[ -z $(ls "$WORK/tiny") ]] || fail "predict left a file on the full disk: $(ls "$WORK/tiny")"
+  # make-data that cannot fit is refused before anything is written.
+  expect_failure 3 "make-data: '$WORK/tiny/chirps.h5' would take 7.8 MiB, but the file system holding '$WORK/tiny' has .* free" -- \
+    "$MPIEXEC" -n 2 "$BIN" make-data --out "$WORK/tiny/chirps.h5" -n 1000 -l 1024
+  [[ -z $(ls "$WORK/tiny") ]] || fail "make-data left a file on the full disk: $(ls "$WORK/tiny")"
 else
   echo "skipped: the disk-full case needs root to mount a small tmpfs"
 fi
