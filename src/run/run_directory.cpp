@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "util/atomic_file.h"
@@ -108,6 +109,27 @@ int LockRunDirectory(const std::string& dir) {
   return fd;
 }
 
+// The entries of `dir` that no run wrote, sorted: a fresh run writes into a directory only if
+// every entry in it is one a run makes (or a temporary of one), so that it never writes over a
+// file of the user's, such as a config.yaml of their own. config.yaml counts as a run's only
+// where run.lock shows that a run started there.
+std::vector<std::string> ForeignEntries(const std::string& dir) {
+  static const std::set<std::string> kRunEntries = {
+      "run.lock",    "logs",     "checkpoints", "tensorboard", "trace",      "PREEMPTED",    "config.yaml",
+      "metrics.csv", "model.pt", "best.pt",     "model.ts",    "curves.png", "metrics.jsonl"};
+  std::error_code ec;
+  const bool started = fs::exists(fs::path(dir) / "run.lock", ec);
+  std::vector<std::string> foreign;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    const std::string base =
+        name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0 ? name.substr(0, name.size() - 4) : name;
+    if (!kRunEntries.count(base) || (base == "config.yaml" && !started)) foreign.push_back(name);
+  }
+  std::sort(foreign.begin(), foreign.end());
+  return foreign;
+}
+
 // dir.replaced-YYYYMMDD-HHMMSS (with -2, -3, ... if that exists too).
 std::string MoveAside(const std::string& dir) {
   const std::string base = fs::path(dir).lexically_normal().string();
@@ -196,6 +218,17 @@ std::string RunContents(const std::string& dir) {
 }
 
 RunDirectory::RunDirectory(const RunClaim& claim) {
+  // Before anything is created in it: a directory of other files is not a run directory.
+  if (RunContents(claim.dir).empty()) {
+    if (const std::vector<std::string> foreign = ForeignEntries(claim.dir); !foreign.empty()) {
+      std::string names;
+      for (size_t i = 0; i < foreign.size() && i < 5; ++i) names += (i ? ", " : "") + foreign[i];
+      if (foreign.size() > 5) names += ", ... (" + std::to_string(foreign.size()) + " in all)";
+      throw ConfigError("output.dir '" + claim.dir + "' holds files that no clustertrain run wrote (" + names +
+                        "); a run writes config.yaml, metrics.jsonl, model.pt, best.pt, logs/ and checkpoints/ "
+                        "there, over files of those names: set output.dir to a new or empty directory");
+    }
+  }
   CreateDirectory(claim.dir);
   lock_fd_ = LockRunDirectory(claim.dir);
   const std::string contents = RunContents(claim.dir);

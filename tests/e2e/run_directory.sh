@@ -1,5 +1,6 @@
 # Nothing is lost: a run directory belongs to one run (refused without --resume, moved aside with
-# --overwrite, locked while a run uses it), no command writes over its own input, --resume auto
+# --overwrite, locked while a run uses it; a directory of other files is none), no command
+# writes over its own input, --resume auto
 # skips an unreadable newest checkpoint, and a resume with other settings says so or stops.
 source "$(dirname "$0")/common.sh"
 need_python
@@ -30,6 +31,15 @@ expect_failure 2 "excludes" -- "$BIN" train "${T[@]}" --set output.dir="$WORK/a"
 expect_failure 3 "must pair row by row" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
   --set output.dir="$WORK/failed" --set data.val="$WORK/short.h5"
 train2 --set output.dir="$WORK/failed" --set train.epochs=1 >/dev/null || fail "a directory without a run was refused"
+# A directory of the user's own files is no run directory: a run there would write its config.yaml
+# over theirs. Refused with --resume auto too, before anything is created in it.
+mkdir -p "$WORK/project" && printf 'train:\n  epochs: 3  # mine\n' >"$WORK/project/config.yaml"
+for resume in "" "--resume auto"; do
+  expect_failure 2 "output.dir '$WORK/project' holds files that no clustertrain run wrote (config.yaml)" -- \
+    "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir="$WORK/project" $resume
+done
+[[ "$(ls "$WORK/project")" == "config.yaml" && "$(cat "$WORK/project/config.yaml")" == *"# mine"* ]] \
+  || fail "a refused run touched the user's directory: $(ls "$WORK/project")"
 
 # 2. Two runs into one directory: the second stops at once, naming the first's host and pid. A
 # lock left by a killed run is no obstacle.
