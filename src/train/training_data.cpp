@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 
 #include "cluster/agree.h"
 #include "cluster/gpu_pci.h"
@@ -50,6 +51,21 @@ void CheckStepFits(const Config& config, const MpiWorld& world, const c10::Devic
   const std::string shortfall =
       MemoryShortfall(need, available, gpu_free ? "GPU memory" : "memory", config.train.batch_size);
   if (!shortfall.empty()) throw ConfigError(shortfall, /*agreed=*/true);
+}
+
+// The files of `val` that are also files of `train` (the same file, whatever the spelling).
+std::vector<std::string> SharedFiles(const DatasetFiles& train, const DatasetFiles& val) {
+  std::vector<std::string> shared;
+  for (const std::string& v : val.paths) {
+    for (const std::string& t : train.paths) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(v, t, ec)) {
+        shared.push_back("'" + v + "'");
+        break;
+      }
+    }
+  }
+  return shared;
 }
 
 }  // namespace
@@ -113,6 +129,13 @@ TrainingData LoadTrainingData(const Config& config, const MpiWorld& world, const
                  result.train->TotalRows(), result.val->TotalRows(), DescribeFields(train_fields), result.steps,
                  SecondsSince(start));
     spdlog::info("data: {}", result.train->Describe());
+    if (const auto shared = SharedFiles(train_files, val_files); data.val_fraction == 0 && !shared.empty()) {
+      spdlog::warn(
+          "data.val and data.train share {}: the validation loss, which steps the lr plateau, early stopping "
+          "and best.pt, is measured on rows the model trains on; hold rows out with data.val_fraction or give "
+          "data.val a file of its own",
+          fmt::format("{}", fmt::join(shared, ", ")));
+    }
   }
   return result;
 }

@@ -49,6 +49,9 @@ for sharding in static blocks; do
     || fail "the LZF-compressed file trains unlike the uncompressed one ($sharding)"
 done
 echo "ok: h5py's LZF-compressed files train bit for bit like uncompressed ones (static, blocks)"
+# Those runs validated on their training file: said, since the validation loss drives the lr.
+grep -q "warning: data.val and data.train share '$WORK/lzf.h5': the validation loss, which steps the lr plateau" \
+  "$WORK/lzf.txt" || { cat "$WORK/lzf.txt"; fail "validating on the training file is not warned about"; }
 
 # A virtual dataset (VDS) over two part files, from another working directory than the files'
 # (HDF5 finds the parts beside the VDS): `info` says what it is, and it trains as data.train in
@@ -184,6 +187,7 @@ for ranks in 1 2 3; do
 done
 grep -q "data.val_fraction=0.2: rows 799-998 of '$WORK/one.h5' are the validation set, never trained on; training uses rows 0-798" \
   "$WORK/split.txt" || { cat "$WORK/split.txt"; fail "the split is not logged"; }
+! grep -q "data.val and data.train share" "$WORK/split.txt" || fail "a held-out tail is warned about as shared"
 "$MPIEXEC" -n 2 "$BIN" train "${V[@]}" --set data.train="$WORK/one.h5" --set data.val= --set data.val_fraction=0.2 --set train.epochs=1 \
   --set output.dir="$WORK/split_resumed" >/dev/null
 "$MPIEXEC" -n 2 "$BIN" train "${V[@]}" --set data.train="$WORK/one.h5" --set data.val= --set data.val_fraction=0.2 \
