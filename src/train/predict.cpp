@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -168,6 +169,12 @@ void RunPredict(const PredictOptions& o, const MpiWorld& world) {
   RunAgreed(world, [&] {
     source = ReadModelSource(o.checkpoint);
     config = LoadConfigText(source.config_yaml, source.config_origin, o.overrides);
+    // The module file the run trained is named by the run's config, not kept in the checkpoint.
+    if (config.model.kind == ModelKind::kTorchScript && !std::filesystem::exists(config.model.path)) {
+      throw ConfigError("model.path '" + config.model.path + "' (from " + source.config_origin +
+                        ") does not exist: the TorchScript module the run trained has moved or gone; pass "
+                        "--set model.path=WHERE_IT_IS_NOW");
+    }
   });
   const c10::Device device = PlaceThisRank(config, world).device;
   PredictInput in = OpenInputAndModel(o, config, source, world);

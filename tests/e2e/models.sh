@@ -200,6 +200,14 @@ expect_failure 2 "'$WORK/lone/best.pt' holds a model's weights (a state dict.*no
   -- "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/lone/best.pt" --data "$WORK/val.h5" --out "$WORK/p.h5"
 expect_failure 2 "the weights '$WORK/mlp/best.pt' hold 'encoder.0.weight' of shape \[128, 256\], but this model's is \[128, 128\]" \
   -- "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/mlp/best.pt" --data "$WORK/short_rows.h5" --out "$WORK/p.h5"
+# A TorchScript run's module file is named by its config: moved, predict says how to point at it.
+mv "$WORK/residual.pt" "$WORK/residual_moved.pt"
+expect_failure 2 "model.path '$WORK/residual.pt' (from the config in checkpoint .*) does not exist: .*--set model.path=" \
+  -- "$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/script/checkpoints/epoch-000002.pt" --data "$WORK/val.h5" --out "$WORK/p.h5"
+"$MPIEXEC" -n 2 "$BIN" predict --checkpoint "$WORK/script/checkpoints/epoch-000002.pt" --data "$WORK/val.h5" \
+  --out "$WORK/script_moved.h5" --batch 100 --set model.path="$WORK/residual_moved.pt" >/dev/null 2>&1 \
+  || fail "predict with --set model.path at the module's new place"
+mv "$WORK/residual_moved.pt" "$WORK/residual.pt"
 expect_failure 3 "checkpoint '$WORK/mlp/metrics.jsonl' is damaged: not a readable ZIP archive" -- "$MPIEXEC" -n 2 "$BIN" predict \
   --checkpoint "$WORK/mlp/metrics.jsonl" --data "$WORK/val.h5" --out "$WORK/p.h5"
 expect_failure 2 "give predict rows shaped like the training rows" -- "$MPIEXEC" -n 2 "$BIN" predict \
