@@ -10,6 +10,7 @@ namespace ct {
 namespace {
 
 volatile std::sig_atomic_t g_requested = 0;
+volatile std::sig_atomic_t g_interrupted = 0;
 
 extern "C" void OnPreemptionSignal(int signal_number) {
   if (g_requested) {
@@ -18,7 +19,15 @@ extern "C" void OnPreemptionSignal(int signal_number) {
     std::raise(signal_number);
     return;
   }
+  if (signal_number == SIGINT) g_interrupted = 1;
   g_requested = 1;
+}
+
+// SIGINT only where it is not ignored: a shell starts background jobs with SIGINT ignored, so
+// that a Ctrl-C meant for the shell's foreground leaves them alone.
+bool SigintIgnored() {
+  struct sigaction current {};
+  return sigaction(SIGINT, nullptr, &current) == 0 && current.sa_handler == SIG_IGN;
 }
 
 }  // namespace
@@ -30,9 +39,11 @@ void InstallPreemptionHandlers() {
   action.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGUSR1, &action, nullptr);
+  if (!SigintIgnored()) sigaction(SIGINT, &action, nullptr);
 }
 
 bool PreemptionRequested() { return g_requested != 0; }
+bool InterruptRequested() { return g_interrupted != 0; }
 
 void IgnoreFurtherPreemptionSignals() {
   struct sigaction action {};
@@ -40,6 +51,7 @@ void IgnoreFurtherPreemptionSignals() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGUSR1, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
 }
 
 }  // namespace ct

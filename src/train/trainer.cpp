@@ -331,11 +331,19 @@ void Trainer::CheckpointAndStopForPreemption(int64_t epoch, int64_t step, const 
   at::Tensor all = at::empty({world_.Size(), steps_, Columns()}, at::kFloat);
   world_.GatherFloats(mine.data_ptr<float>(), static_cast<int>(mine.numel()), all.data_ptr<float>(), 0);
   SaveCheckpoint(epoch, step, all);
-  if (lead_) MarkPreempted(config_.output.dir, CheckpointPath(config_.output.dir, epoch, step));
+  const std::string checkpoint = CheckpointPath(config_.output.dir, epoch, step);
+  const std::string where = " in epoch " + std::to_string(epoch + 1) + " after step " + std::to_string(step);
+  // Ctrl-C on some rank: the user stopped the run; a batch system's signal asks for a requeue.
+  if (world_.AnyRank(InterruptRequested())) {
+    world_.Barrier();
+    throw Preempted(
+        "interrupted (SIGINT)" + where + ": checkpoint " + checkpoint + " written; continue the run with --resume auto",
+        kExitInterrupted);
+  }
+  if (lead_) MarkPreempted(config_.output.dir, checkpoint);
   world_.Barrier();
-  throw Preempted("preempted by a signal in epoch " + std::to_string(epoch + 1) + " after step " +
-                  std::to_string(step) + ": checkpoint " + CheckpointPath(config_.output.dir, epoch, step) +
-                  " written; exit " + std::to_string(kExitPreempted) + " asks for a requeue with --resume auto");
+  throw Preempted("preempted by a signal" + where + ": checkpoint " + checkpoint + " written; exit " +
+                  std::to_string(kExitPreempted) + " asks for a requeue with --resume auto");
 }
 
 // The epoch's train means over ranks, validation, and the record (rank 0 writes it). A

@@ -12,12 +12,13 @@ namespace ct {
 
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFailure = 1,     // internal or unexpected error
-  kExitUsage = 2,       // bad command line or config
-  kExitData = 3,        // missing or malformed dataset file
-  kExitComm = 4,        // MPI / NCCL / CUDA failure
-  kExitNonFinite = 5,   // the training loss became NaN or infinite
-  kExitPreempted = 75,  // stopped by SIGTERM/SIGUSR1 after writing a checkpoint: requeue and --resume auto
+  kExitFailure = 1,        // internal or unexpected error
+  kExitUsage = 2,          // bad command line or config
+  kExitData = 3,           // missing or malformed dataset file
+  kExitComm = 4,           // MPI / NCCL / CUDA failure
+  kExitNonFinite = 5,      // the training loss became NaN or infinite
+  kExitPreempted = 75,     // stopped by SIGTERM/SIGUSR1 after writing a checkpoint: requeue and --resume auto
+  kExitInterrupted = 130,  // stopped by SIGINT (Ctrl-C) after writing a checkpoint: no requeue
 };
 
 class Error : public std::runtime_error {
@@ -42,7 +43,7 @@ class ConfigError : public Error {
 // Not a failure: every rank stopped at the same step and the checkpoint is written.
 class Preempted : public Error {
  public:
-  explicit Preempted(const std::string& what) : Error(what, kExitPreempted) {}
+  explicit Preempted(const std::string& what, int exit_code = kExitPreempted) : Error(what, exit_code) {}
 };
 
 class DataError : public Error {

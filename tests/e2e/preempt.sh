@@ -66,3 +66,20 @@ grep -q "resumed from $checkpoint" "$WORK/term-resumed.txt" \
   || { cat "$WORK/term-resumed.txt"; fail "the run stopped by SIGTERM to mpirun did not resume from its checkpoint"; }
 [[ ! -e "$WORK/term/PREEMPTED" ]] || fail "the resumed run left PREEMPTED in place"
 echo "ok: SIGTERM to mpirun: checkpoint, PREEMPTED, exit 75 from launch/mpirun.sh, resumed"
+
+# Ctrl-C (SIGINT) on a run in a terminal: the same checkpoint at a step boundary, but exit 130 and
+# no PREEMPTED marker (the user stopped it: nothing to requeue); --resume auto continues it.
+# env --default-signal: a script starts its background jobs with SIGINT ignored, as a shell does.
+env --default-signal=INT CT_TEST_HOLD_AT_STEP=40 "$BIN" train "${T[@]}" --set output.dir="$WORK/int" >"$WORK/int.txt" 2>&1 &
+job=$!
+wait_for_line "$WORK/int.txt" "held at global step 40" "$job"
+kill -INT "$job"
+rc=0
+wait "$job" || rc=$?
+[[ $rc -eq 130 ]] || { cat "$WORK/int.txt"; fail "SIGINT: exit $rc, expected 130"; }
+grep -q "interrupted (SIGINT) in epoch 1 after step 40: checkpoint $WORK/int/checkpoints/epoch-000000.step-000040.pt written; continue the run with --resume auto" \
+  "$WORK/int.txt" || { cat "$WORK/int.txt"; fail "SIGINT: no checkpoint message"; }
+[[ ! -e "$WORK/int/PREEMPTED" ]] || fail "SIGINT left a requeue marker"
+"$BIN" train "${T[@]}" --set output.dir="$WORK/int" --resume auto | contains "resumed from $WORK/int/checkpoints/epoch-000000.step-000040.pt" \
+  || fail "the interrupted run did not resume from its checkpoint"
+echo "ok: Ctrl-C: checkpoint, exit 130, no requeue marker, resumed"
