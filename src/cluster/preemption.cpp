@@ -39,7 +39,15 @@ void InstallPreemptionHandlers() {
   action.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGUSR1, &action, nullptr);
-  if (!SigintIgnored()) sigaction(SIGINT, &action, nullptr);
+}
+
+void InstallInterruptHandler() {
+  if (SigintIgnored()) return;
+  struct sigaction action {};
+  action.sa_handler = OnPreemptionSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, nullptr);
 }
 
 bool PreemptionRequested() { return g_requested != 0; }

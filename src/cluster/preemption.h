@@ -12,7 +12,10 @@
 
 namespace ct {
 
-void InstallPreemptionHandlers();
+void InstallPreemptionHandlers();  // SIGTERM, SIGUSR1: every command, from its start
+// SIGINT: training only, which checks the flag at every step; every other command ends at a
+// Ctrl-C as programs do.
+void InstallInterruptHandler();
 bool PreemptionRequested();  // any stop signal
 bool InterruptRequested();   // SIGINT among them
 

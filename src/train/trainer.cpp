@@ -531,6 +531,7 @@ void Trainer::Finish() {
 void RunTraining(const Config& config, const MpiWorld& world, const TrainOptions& options) {
   Config expanded = config;
   RunAgreed(world, [&] { expanded.output.dir = ExpandRunDirectory(config.output.dir, world.Size()); });
+  InstallInterruptHandler();  // Ctrl-C: a checkpoint at the next step boundary
   Trainer trainer(expanded, world, options);
   trainer.Fit();
 }
