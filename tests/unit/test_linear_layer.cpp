@@ -7,6 +7,8 @@
 #include <torch/nn/functional/linear.h>
 #include <torch/torch.h>
 
+#include <utility>
+
 #include "model/linear_layer.h"
 #include "model/precision.h"
 
@@ -27,6 +29,15 @@ Grads ForwardBackward(torch::nn::Linear& layer, const torch::Tensor& x_in, bool 
   return {y.detach(), x_grad ? x.grad() : torch::Tensor(), layer->weight.grad().clone(), layer->bias.grad().clone()};
 }
 
+// Two layers with the same weights: one for LinearLayer, one for LibTorch's own linear.
+std::pair<torch::nn::Linear, torch::nn::Linear> TwinLayers(int64_t in, int64_t out) {
+  torch::nn::Linear fast(in, out), plain(in, out);
+  torch::NoGradGuard no_grad;
+  plain->weight.copy_(fast->weight);
+  plain->bias.copy_(fast->bias);
+  return {fast, plain};
+}
+
 void ExpectClose(const torch::Tensor& a, const torch::Tensor& b, const char* what) {
   ASSERT_EQ(a.defined(), b.defined()) << what;
   if (a.defined()) {
@@ -39,12 +50,7 @@ TEST(LinearLayer, EqualsLibTorchsLinearAndReluWithAndWithoutAnExistingGrad) {
     for (bool x_grad : {true, false}) {
       for (bool existing_grad : {false, true}) {
         torch::manual_seed(3);
-        torch::nn::Linear fast(37, 19), plain(37, 19);
-        {
-          torch::NoGradGuard no_grad;
-          plain->weight.copy_(fast->weight);
-          plain->bias.copy_(fast->bias);
-        }
+        auto [fast, plain] = TwinLayers(37, 19);
         if (existing_grad) {  // accumulation: the new gradient is added to what is there
           for (auto* layer : {&fast, &plain}) {
             (*layer)->weight.mutable_grad() = torch::full({19, 37}, 0.25);
@@ -98,12 +104,11 @@ TEST(LinearLayer, AddsIntoTheExistingGradInPlaceAndStillRunsAccumulateGradsPostH
 // as threshold_backward has it): LibTorch's gradients.
 TEST(LinearLayer, WideLayersWithPreActivationsOfExactlyZeroGiveLibTorchsGradients) {
   torch::manual_seed(5);
-  torch::nn::Linear fast(64, 600), plain(64, 600);
+  auto [fast, plain] = TwinLayers(64, 600);
   {
-    torch::NoGradGuard no_grad;
-    plain->weight.copy_(fast->weight);
-    fast->bias.zero_();  // with the rows of x below that are 0: pre-activations of exactly 0
-    plain->bias.copy_(fast->bias);
+    torch::NoGradGuard no_grad;  // with the rows of x below that are 0: pre-activations of exactly 0
+    fast->bias.zero_();
+    plain->bias.zero_();
   }
   torch::Tensor x = torch::randn({130, 64});
   x.index_put_({torch::indexing::Slice(0, 3)}, 0);
@@ -118,12 +123,7 @@ TEST(LinearLayer, WideLayersWithPreActivationsOfExactlyZeroGiveLibTorchsGradient
 // (a penalty on the input gradient, as in gradient-penalty training) equals LibTorch's.
 TEST(LinearLayer, SecondOrderGradientsEqualLibTorchs) {
   torch::manual_seed(6);
-  torch::nn::Linear fast(12, 9), plain(12, 9);
-  {
-    torch::NoGradGuard no_grad;
-    plain->weight.copy_(fast->weight);
-    plain->bias.copy_(fast->bias);
-  }
+  auto [fast, plain] = TwinLayers(12, 9);
   const torch::Tensor x0 = torch::randn({7, 12});
   std::vector<torch::Tensor> weight_grads;
   for (bool use_fast : {true, false}) {
@@ -143,12 +143,7 @@ TEST(LinearLayer, UnderBf16AutocastTheGradientStaysFloat32AndEqualsLibTorchs) {
   // train.precision=bf16: the product runs in bfloat16, the gradient that reaches a float32
   // .grad must be added as AccumulateGrad adds it (LibTorch's path).
   torch::manual_seed(4);
-  torch::nn::Linear fast(16, 8), plain(16, 8);
-  {
-    torch::NoGradGuard no_grad;
-    plain->weight.copy_(fast->weight);
-    plain->bias.copy_(fast->bias);
-  }
+  auto [fast, plain] = TwinLayers(16, 8);
   const torch::Tensor x = torch::randn({4, 16});
   torch::Tensor y_fast, y_plain;
   for (auto* layer : {&fast, &plain}) {
