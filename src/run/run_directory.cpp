@@ -121,7 +121,7 @@ std::vector<std::string> ForeignEntries(const std::string& dir) {
   const bool started = fs::exists(fs::path(dir) / "run.lock", ec);
   std::vector<std::string> foreign;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
+    const std::string name = entry.path().filename().string();
     const std::string base =
         name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0 ? name.substr(0, name.size() - 4) : name;
     if (!kRunEntries.count(base) || (base == "config.yaml" && !started)) foreign.push_back(name);

@@ -1,7 +1,6 @@
 #include "train/model_source.h"
 
 #include <c10/core/GradMode.h>
-#include <c10/util/irange.h>
 
 #include <exception>
 #include <filesystem>
