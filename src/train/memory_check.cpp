@@ -6,18 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include <fmt/format.h>
+#include "util/human_bytes.h"
 
 namespace ct {
-namespace {
-
-std::string Bytes(double bytes) {
-  if (bytes >= 1024.0 * 1024 * 1024 * 1024) return fmt::format("{:.1f} TiB", bytes / (1024.0 * 1024 * 1024 * 1024));
-  if (bytes >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024));
-  return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
-}
-
-}  // namespace
 
 MemoryNeed EstimateMemoryNeed(const ModelSize& model, int64_t batch, double row_bytes, double held_bytes) {
   MemoryNeed need;
@@ -35,7 +26,7 @@ std::string MemoryShortfall(const MemoryNeed& need, double available, const std:
   std::string fix;
   auto add = [&](const std::string& text) { fix += (fix.empty() ? "" : "; ") + text; };
   if (need.row_bytes > available) {
-    add("one row (input and target) is " + Bytes(need.row_bytes) +
+    add("one row (input and target) is " + HumanBytes(need.row_bytes) +
         ", so no batch fits: use shorter rows, or nodes with more " + where);
   }
   if (need.model_bytes > available) add("make the model smaller (model.hidden, model.channels, model.latent)");
@@ -44,11 +35,11 @@ std::string MemoryShortfall(const MemoryNeed& need, double available, const std:
     add("lower train.batch_size (now " + std::to_string(batch) + "), make the model smaller (model.hidden, " +
         "model.channels), or run fewer ranks per node");
   }
-  return "one training step needs at least " + Bytes(need.Total()) + " of " + where + " per rank (a batch of " +
-         std::to_string(batch) + (batch == 1 ? " row " : " rows ") + Bytes(need.batch_bytes) +
-         ", the model's parameters with their " + "gradients and Adam's moments " + Bytes(need.model_bytes) +
-         ", layer outputs " + Bytes(need.activation_bytes) + ", validation rows " + Bytes(need.held_bytes) +
-         "), but a rank has " + Bytes(available) + " (the smallest over ranks); " + fix;
+  return "one training step needs at least " + HumanBytes(need.Total()) + " of " + where + " per rank (a batch of " +
+         std::to_string(batch) + (batch == 1 ? " row " : " rows ") + HumanBytes(need.batch_bytes) +
+         ", the model's parameters with their " + "gradients and Adam's moments " + HumanBytes(need.model_bytes) +
+         ", layer outputs " + HumanBytes(need.activation_bytes) + ", validation rows " + HumanBytes(need.held_bytes) +
+         "), but a rank has " + HumanBytes(available) + " (the smallest over ranks); " + fix;
 }
 
 double HostBytesPerRank(int local_ranks) {

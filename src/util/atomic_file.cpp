@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "util/error.h"
 #include "util/human_bytes.h"
@@ -29,28 +30,31 @@ void FsyncPath(const std::string& path, int flags) {
   if (rc != 0 && errno != EINVAL && errno != EROFS) throw Error(SystemError("fsync of", path));
 }
 
+// The bytes an unprivileged writer may still put on the file system holding `dir`, where it says.
+std::optional<double> FreeBytes(const std::filesystem::path& dir) {
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+}
+
 }  // namespace
 
 std::string TemporaryPathFor(const std::string& path) { return path + ".tmp"; }
 
 std::string DiskFullNote(const std::string& path) {
   const std::filesystem::path dir = std::filesystem::absolute(path).parent_path();
-  struct statvfs fs {};
-  if (statvfs(dir.c_str(), &fs) != 0) return "";
-  const unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
-  if (free_bytes >= (4ull << 20)) return "";
-  return "the file system holding '" + dir.string() + "' is full (" + std::to_string(free_bytes >> 10) +
-         " KiB free): free space there or write elsewhere";
+  const std::optional<double> free_bytes = FreeBytes(dir);
+  if (!free_bytes || *free_bytes >= (4 << 20)) return "";
+  return "the file system holding '" + dir.string() + "' is full (" +
+         std::to_string(static_cast<long long>(*free_bytes) >> 10) + " KiB free): free space there or write elsewhere";
 }
 
 std::string SpaceProblem(const std::string& path, double bytes) {
   const std::filesystem::path dir = std::filesystem::absolute(path).parent_path();
-  struct statvfs fs {};
-  if (statvfs(dir.c_str(), &fs) != 0) return "";
-  const double free_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
-  if (bytes <= free_bytes) return "";
+  const std::optional<double> free_bytes = FreeBytes(dir);
+  if (!free_bytes || bytes <= *free_bytes) return "";
   return "'" + path + "' would take " + HumanBytes(bytes) + ", but the file system holding '" + dir.string() +
-         "' has " + HumanBytes(free_bytes) + " free: write less, or write it elsewhere";
+         "' has " + HumanBytes(*free_bytes) + " free: write less, or write it elsewhere";
 }
 
 void WriteTemporaryOrRemoveIt(const std::string& who, const std::string& path, bool remove_temporary,
