@@ -19,7 +19,12 @@
 # Environment: CT_CONFIG (default configs/gw_vae.yaml), CT_BIN (default build/clustertrain),
 # CT_SRUN_MPI (default pmix).
 set -uo pipefail
-cd "${SLURM_SUBMIT_DIR:-.}"
+# The job runs where it was submitted from, which must be on a file system the nodes share.
+cd "${SLURM_SUBMIT_DIR:-.}" || {
+  echo "train_step.sh: cannot enter the submit directory '${SLURM_SUBMIT_DIR:-.}' on $(hostname):" \
+       "submit from a directory the compute nodes share (home or project space, not /tmp)" >&2
+  exit 1
+}
 CONFIG=${CT_CONFIG:-configs/gw_vae.yaml}
 BIN=${CT_BIN:-build/clustertrain}
 echo "train_step: job ${SLURM_JOB_ID:-?} (start $(( ${SLURM_RESTART_COUNT:-0} + 1 ))) on ${SLURM_JOB_NODELIST:-?}:" \

@@ -12,7 +12,7 @@
 
 namespace ct {
 
-void InstallPreemptionHandlers();  // SIGTERM, SIGUSR1: every command, from its start
+void InstallPreemptionHandlers();  // SIGTERM, SIGUSR1: training, from its start
 // SIGINT: training only, which checks the flag at every step; every other command ends at a
 // Ctrl-C as programs do.
 void InstallInterruptHandler();

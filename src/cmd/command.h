@@ -27,9 +27,15 @@ Command AddInfoCommand(CLI::App& app);
 Command AddBenchCommand(CLI::App& app);
 Command AddTraceCommand(CLI::App& app);
 
+// What a stop signal (SIGTERM, SIGUSR1, Ctrl-C) does: training stops at its next step with a
+// checkpoint (cluster/preemption.h); any other command ends at once, removing the temporary
+// file it was writing (util/unfinished_file.h).
+enum class StopSignals { kEndAtOnce, kStopTrainingAtAStep };
+
 // The fatal path (main.cpp): starts MPI, runs `body`, and ends every rank with one message
 // if anything throws on any rank. Returns the exit code.
-int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>& body);
+int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>& body,
+               StopSignals stop = StopSignals::kEndAtOnce);
 
 // Before MPI starts (common.cpp). An error found here is printed once, by the rank the launcher
 // calls 0, and returns `code`; another rank waits for the launcher to end it once rank 0 has

@@ -14,10 +14,11 @@
 #include "util/launcher_env.h"
 #include "util/logging.h"
 #include "util/startup_deadline.h"
+#include "util/unfinished_file.h"
 
 namespace ct {
 
-int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>& body) {
+int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>& body, StopSignals stop) {
   std::unique_ptr<MpiWorld> world_ptr;
   try {
     StartupPhase("in MPI_Init");
@@ -30,7 +31,12 @@ int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>
   }
   const MpiWorld& world = *world_ptr;
   InitConsoleLogging(world.Rank());
-  InstallPreemptionHandlers();  // after MPI_Init, which may install handlers of its own
+  // After MPI_Init, which may install handlers of its own.
+  if (stop == StopSignals::kStopTrainingAtAStep) {
+    InstallPreemptionHandlers();
+  } else {
+    InstallStopSignalCleanup();
+  }
   try {
     const std::string singleton = SingletonError(world.Size(), LauncherWorldSize());
     if (!singleton.empty()) throw CommError(singleton);

@@ -37,7 +37,9 @@ int RunTrainCommand(const TrainArgs& args, int argc, char** argv) {
   DropOpenMpAffinity(config, argv);
   // From here to the trainer's hang watchdog (after the ranks first meet).
   StartStartupDeadline(config.runtime.watchdog_s);
-  return RunWithMpi(argc, argv, [&](const MpiWorld& world) { RunTraining(config, world, args.options); });
+  return RunWithMpi(
+      argc, argv, [&](const MpiWorld& world) { RunTraining(config, world, args.options); },
+      StopSignals::kStopTrainingAtAStep);
 }
 
 }  // namespace

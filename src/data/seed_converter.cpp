@@ -16,6 +16,7 @@
 #include "data/sharding.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/unfinished_file.h"
 
 namespace ct {
 namespace {
@@ -148,6 +149,7 @@ void ConvertSeedLayout(const ConvertOptions& o, const MpiWorld& world) {
     });
   }
   const std::string path = o.verify_only ? o.out_path : TemporaryPathFor(o.out_path);
+  const UnfinishedFile unfinished(o.verify_only ? "" : path);  // until renamed: a stop signal removes it
   if (!o.verify_only) {
     WriteTemporaryOrRemoveIt("convert", o.out_path, lead, [&] { Write(o, seed, path, slice, comm, lead); });
   }

@@ -6,6 +6,7 @@
 #include "data/h5_file.h"
 #include "data/sharding.h"
 #include "util/atomic_file.h"
+#include "util/unfinished_file.h"
 
 namespace ct {
 
@@ -14,6 +15,7 @@ void WriteChirpDataset(const std::string& path, int64_t rows, const ChirpOptions
   MPI_CHECK(MPI_Comm_rank(comm, &rank));
   MPI_CHECK(MPI_Comm_size(comm, &size));
   const std::string tmp = TemporaryPathFor(path);
+  const UnfinishedFile unfinished(tmp);  // until renamed: a stop signal removes it
   // Every rank closes the file before it is renamed; a failed write leaves nothing behind.
   WriteTemporaryOrRemoveIt("make-data", path, rank == 0, [&] {
     ParallelH5File file(tmp, ParallelH5File::Mode::kCreate, comm);

@@ -22,6 +22,7 @@
 #include "util/atomic_file.h"
 #include "util/config.h"
 #include "util/error.h"
+#include "util/unfinished_file.h"
 
 namespace ct {
 namespace {
@@ -183,6 +184,7 @@ void RunPredict(const PredictOptions& o, const MpiWorld& world) {
   c10::NoGradGuard no_grad;
 
   const std::string tmp = TemporaryPathFor(o.out);
+  const UnfinishedFile unfinished(tmp);  // until renamed: a stop signal removes it
   // Every rank closes the file before it is renamed. A failed write names the file and, where
   // that is why, the full disk (HDF5 over MPI-IO says only "file write failed").
   std::string written;

@@ -1,6 +1,6 @@
 # Failures during a run: a rank killed with SIGKILL, or stopped (SIGSTOP: alive but silent),
 # ends the whole job promptly, and a loss that becomes non-finite stops every rank with its own
-# exit code.
+# exit code. A stop signal ends a writer of files at once, leaving nothing half written.
 source "$(dirname "$0")/common.sh"
 tiny_data "$WORK" 4096
 T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5")
@@ -80,4 +80,34 @@ expect_failure 5 "the validation loss became" -- "$MPIEXEC" -n 2 "$BIN" train "$
   --set output.dir="$WORK/skipped" --set train.lr=1e30 --set train.nan_check_every=1 --set train.on_nonfinite=skip
 grep -q "step skipped (train.on_nonfinite=skip)" "$WORK/out.txt" || fail "no skip warning"
 grep -q '"skipped_steps":63,' "$WORK/skipped/metrics.jsonl" || { cat "$WORK/skipped/metrics.jsonl"; fail "skipped_steps"; }
+# A stop signal ends every command but training at once (training stops at a step: preempt.sh),
+# and takes the temporary it was writing with it: make-data, convert and predict write OUT.tmp
+# and rename it when complete. Each signal goes out once the temporary exists; 100,000 rows take
+# seconds to write on the fastest machine, so it lands mid-write.
+stop_writer() {
+  local signal=$1 expected=$2 out="$WORK/stopped_$1.h5"
+  shift 2
+  env --default-signal=INT "$@" make-data --out "$out" -n 100000 -l 1024 >"$WORK/stop.txt" 2>&1 &
+  local job=$! rc=0 deadline=$(( SECONDS + 300 ))
+  until [[ -e "$out.tmp" ]]; do
+    kill -0 "$job" 2>/dev/null || { cat "$WORK/stop.txt"; fail "make-data ended before it wrote '$out.tmp'"; }
+    (( SECONDS < deadline )) || { kill -9 "$job"; fail "no '$out.tmp' after 300 s"; }
+    sleep 0.05
+  done
+  kill "-$signal" "$job"
+  timeout 60 tail --pid="$job" -f /dev/null || { kill -9 "$job"; fail "make-data still ran 60 s after SIG$signal"; }
+  wait "$job" || rc=$?
+  [[ $rc -ne 0 && ( $expected == nonzero || $rc -eq $expected ) ]] \
+    || { cat "$WORK/stop.txt"; fail "make-data exited $rc after SIG$signal, expected $expected"; }
+  [[ ! -e "$out.tmp" && ! -e "$out" ]] || { ls -l "$WORK"; fail "SIG$signal left '$out.tmp' or '$out' behind"; }
+  echo "ok: SIG$signal ended make-data ($*) with exit $rc and removed its temporary"
+}
+stop_writer TERM 143 "$BIN"
+grep -q "stopped by SIGTERM; removed the unfinished '$WORK/stopped_TERM.h5.tmp'" "$WORK/stop.txt" \
+  || { cat "$WORK/stop.txt"; fail "no word of the removed temporary"; }
+stop_writer INT 130 "$BIN"
+stop_writer USR1 138 "$BIN"
+# Under mpirun, which passes SIGTERM on to both ranks (and exits with a code of its own).
+stop_writer TERM nonzero "$MPIEXEC" -n 2 "$BIN"
+
 echo "all failure cases ok"

@@ -40,6 +40,15 @@ step CT_SRUN_MPI=pmi3 || rc=$?
 grep -q "no MPI plugin 'pmi3' (CT_SRUN_MPI); it offers: pmix none pmi2" "$WORK/step.txt" || fail "$(cat "$WORK/step.txt")"
 echo "ok: CT_SRUN_MPI selects srun --mpi; one this srun lacks is an error listing what it offers"
 
+# A job submitted from a directory the compute node lacks (a login node's /tmp) says so, not
+# "build/clustertrain: not found" from wherever it landed.
+rc=0
+step SLURM_SUBMIT_DIR="$WORK/login-node-only" || rc=$?
+[[ $rc -eq 1 && ! -e "$WORK/log.srun" ]] || fail "a submit directory that is not there: exit $rc, or srun ran"
+grep -q "cannot enter the submit directory '$WORK/login-node-only' on $(hostname): submit from a directory the compute nodes share" \
+  "$WORK/step.txt" || fail "$(cat "$WORK/step.txt")"
+echo "ok: a submit directory missing on the node is named, with the fix"
+
 step STUB_RC=75 || fail "a preempted step did not exit 0"
 [[ "$(cat "$WORK/log.scontrol")" == "requeue 123" ]] || fail "requeue of a job: $(cat "$WORK/log.scontrol")"
 step STUB_RC=75 SLURM_JOB_ID=130 SLURM_ARRAY_JOB_ID=127 SLURM_ARRAY_TASK_ID=3 || fail "a preempted array task did not exit 0"
