@@ -3,6 +3,7 @@
 // Command-line and config errors are found before MPI starts and printed once (by the rank the
 // launcher calls 0). After that, one fatal path (cmd/run_with_mpi.cpp). The subcommands live in
 // src/cmd/, one file each.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include <vector>
@@ -21,7 +22,14 @@ int main(int argc, char** argv) {
                "Communication backends built: " +
                ct::BuiltBackends()};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("clustertrain ") + CT_VERSION);
+  // The LibTorch it runs on, for bug reports and for telling a CPU-only build from a CUDA one.
+#ifdef CT_TORCH_CUDA
+  const char* torch_kind = "with CUDA";
+#else
+  const char* torch_kind = "CPU only";
+#endif
+  app.set_version_flag("--version", fmt::format("clustertrain {} (LibTorch {}, {}; communication backends {})",
+                                                CT_VERSION, CT_LIBTORCH_VERSION, torch_kind, ct::BuiltBackends()));
   const std::vector<ct::Command> commands = {
       ct::AddTrainCommand(app), ct::AddMakeDataCommand(app), ct::AddConvertCommand(app), ct::AddPredictCommand(app),
       ct::AddInfoCommand(app),  ct::AddBenchCommand(app),    ct::AddTraceCommand(app)};

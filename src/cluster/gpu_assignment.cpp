@@ -1,5 +1,6 @@
 #include "cluster/gpu_assignment.h"
 
+#include <algorithm>
 #include <map>
 
 #include "util/error.h"
@@ -16,6 +17,24 @@ std::string Join(const std::vector<std::string>& items) {
 const char* kFix =
     "start one rank per GPU: srun --ntasks-per-node=<GPUs> --gpus-per-task=1, or mpirun -npernode <GPUs> "
     "(or train.device=cpu)";
+
+// "node1 (ranks 0, 1), node2 (rank 2)": where the ranks of `picked` run.
+std::string RanksByHost(const std::vector<std::string>& hosts, const std::vector<int>& picked) {
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (const int rank : picked) {
+    const auto same_host = [&](const auto& group) { return group.first == hosts[rank]; };
+    auto group = std::find_if(groups.begin(), groups.end(), same_host);
+    if (group == groups.end()) group = groups.insert(groups.end(), {hosts[rank], {}});
+    group->second.push_back(rank);
+  }
+  std::string text;
+  for (const auto& [host, ranks] : groups) {
+    text += (text.empty() ? "" : ", ") + host + (ranks.size() == 1 ? " (rank " : " (ranks ");
+    for (size_t i = 0; i < ranks.size(); ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
+    text += ")";
+  }
+  return text;
+}
 
 }  // namespace
 
@@ -52,6 +71,18 @@ GpuAssignment AssignGpus(const std::vector<std::vector<std::string>>& visible, i
     }
   }
   return result;
+}
+
+std::string DeviceKindMismatch(const std::vector<std::string>& hosts, const std::vector<bool>& uses_gpu) {
+  std::vector<int> with_gpu, without_gpu;
+  for (size_t rank = 0; rank < uses_gpu.size(); ++rank) {
+    (uses_gpu[rank] ? with_gpu : without_gpu).push_back(static_cast<int>(rank));
+  }
+  if (with_gpu.empty() || without_gpu.empty()) return "";
+  return "train.device=auto found GPUs for some ranks and none for others: GPUs on " + RanksByHost(hosts, with_gpu) +
+         "; none on " + RanksByHost(hosts, without_gpu) +
+         ". Every rank trains on the same kind of device: give the job GPUs on every node (Slurm: "
+         "--gpus-per-node=N) or set train.device=cpu";
 }
 
 }  // namespace ct

@@ -25,4 +25,9 @@ struct GpuAssignment {
 // visible[q]: the bus ids local rank q sees, in its CUDA device order. Throws ConfigError.
 GpuAssignment AssignGpus(const std::vector<std::vector<std::string>>& visible, int local_rank, const std::string& host);
 
+// Across nodes: "" when every rank trains on the same kind of device, else the message naming
+// the hosts and ranks with and without a GPU, and the fix. hosts[r], uses_gpu[r]: rank r's.
+// (train.device=auto on a job whose nodes did not all get GPUs; within a node AssignGpus tells.)
+std::string DeviceKindMismatch(const std::vector<std::string>& hosts, const std::vector<bool>& uses_gpu);
+
 }  // namespace ct

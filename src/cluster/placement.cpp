@@ -2,6 +2,8 @@
 
 #include <torch/cuda.h>
 
+#include <cstdlib>
+
 #include "cluster/agree.h"
 #include "cluster/blas_info.h"
 #include "cluster/gather_strings.h"
@@ -14,13 +16,29 @@
 namespace ct {
 namespace {
 
+#ifdef CT_TORCH_CUDA
+constexpr bool kLibTorchHasCuda = true;
+#else
+constexpr bool kLibTorchHasCuda = false;
+#endif
+
+// What CUDA_VISIBLE_DEVICES says, for messages about GPUs not seen.
+std::string VisibleDevicesVariable() {
+  const char* value = std::getenv("CUDA_VISIBLE_DEVICES");
+  return value == nullptr ? "CUDA_VISIBLE_DEVICES is not set" : "CUDA_VISIBLE_DEVICES='" + std::string(value) + "'";
+}
+
 // Whether this rank trains on a GPU (train.device; auto: when LibTorch sees one).
 bool UseCuda(DeviceChoice requested) {
   const bool cuda = torch::cuda::is_available() && torch::cuda::device_count() > 0;
   if (requested == DeviceChoice::kCuda && !cuda) {
-    throw ConfigError("train.device=cuda, but " +
-                      std::string(torch::cuda::is_available() ? "no GPU is visible" : "this LibTorch has no CUDA") +
-                      "; use train.device=cpu or build against a CUDA LibTorch");
+    if (!kLibTorchHasCuda) {
+      throw ConfigError(
+          "train.device=cuda, but this LibTorch has no CUDA; use train.device=cpu or build against a CUDA LibTorch");
+    }
+    throw ConfigError("train.device=cuda, but this process sees no GPU (" + VisibleDevicesVariable() +
+                      "); run it on a GPU node with GPUs given to the job (Slurm: --gpus-per-node=N or "
+                      "--gres=gpu:N), or use train.device=cpu");
   }
   return requested != DeviceChoice::kCpu && cuda;
 }
@@ -48,6 +66,20 @@ std::vector<std::string> Split(const std::string& text) {
   return items;
 }
 
+// Every rank trains on the same kind of device: NCCL's set-up on the ranks with GPUs would
+// otherwise meet MPI's collectives on those without, and the job would hang.
+void AgreeOnDeviceKind(const MpiWorld& world, bool cuda) {
+  std::vector<std::string> hosts;
+  std::vector<bool> uses_gpu;
+  for (const std::string& rank : AllGatherStrings(world.Comm(), std::string(cuda ? "1" : "0") + world.Host())) {
+    uses_gpu.push_back(rank[0] == '1');
+    hosts.push_back(rank.substr(1));
+  }
+  if (const std::string problem = DeviceKindMismatch(hosts, uses_gpu); !problem.empty()) {
+    throw ConfigError(problem, /*agreed=*/true);
+  }
+}
+
 }  // namespace
 
 Placement PlaceThisRank(const Config& config, const MpiWorld& world) {
@@ -63,6 +95,7 @@ Placement PlaceThisRank(const Config& config, const MpiWorld& world) {
   RunAgreed(world, [&] {
     if (cuda) gpus = AssignGpus(visible, world.LocalRank(), world.Host());
   });
+  AgreeOnDeviceKind(world, cuda);  // across nodes (AssignGpus has checked each node's ranks)
   if (cuda) placement.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(gpus.device_index));
   placement.binding = BindThisRank(config.runtime, world, gpus.bus_id_by_local_rank);
   ReportBindings(world, placement.binding, placement.device.str());

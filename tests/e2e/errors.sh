@@ -118,7 +118,15 @@ cp "$WORK/val.h5" "$WORK/v[1].h5"
   --set train.epochs=1 >/dev/null || fail "a data file named v[1].h5 was not found"
 "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set data.val="$WORK/v\\[1\\].h5" --set output.dir="$WORK/escaped" \
   --set train.epochs=1 >/dev/null || fail "an escaped pattern did not match v[1].h5"
-expect_failure 2 "train.device=cuda, but" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cuda
+# Without a GPU (this test's machine): a CPU-only LibTorch is told from a CUDA one that sees no GPU
+# (pip's torch on a login node, or a job that asked Slurm for no GPUs).
+if "$BIN" --version | contains "with CUDA"; then
+  expect_failure 2 "train.device=cuda, but this process sees no GPU (CUDA_VISIBLE_DEVICES=''); run it on a GPU node" \
+    -- env CUDA_VISIBLE_DEVICES= "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cuda
+else
+  expect_failure 2 "train.device=cuda, but this LibTorch has no CUDA; use train.device=cpu" \
+    -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cuda
+fi
 expect_failure 2 "runtime.backend=nccl" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set train.device=cpu \
   --set runtime.backend=nccl
 expect_failure 2 "cannot create run directory" -- "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" --set output.dir=/etc/hostname/run

@@ -68,5 +68,20 @@ TEST(GpuAssignment, ARankThatSeesNoGpuIsNamed) {
   EXPECT_NE(error.find("on node7, local rank 1 of 2 sees no GPU"), std::string::npos) << error;
 }
 
+TEST(DeviceKindMismatch, OneKindOfDeviceOnEveryRankIsFine) {
+  EXPECT_EQ(DeviceKindMismatch({"a", "a", "b", "b"}, {true, true, true, true}), "");
+  EXPECT_EQ(DeviceKindMismatch({"a", "a", "b", "b"}, {false, false, false, false}), "");
+  EXPECT_EQ(DeviceKindMismatch({"a"}, {true}), "");
+}
+
+// A job whose second node got no GPUs (sbatch --gres on one partition's nodes only, a node
+// without its driver): NCCL on one node and MPI on the other would hang; the ranks say where.
+TEST(DeviceKindMismatch, NodesWithAndWithoutGpusAreNamedWithTheirRanks) {
+  EXPECT_EQ(DeviceKindMismatch({"gpu01", "gpu01", "cpu07", "cpu07", "cpu08"}, {true, true, false, false, false}),
+            "train.device=auto found GPUs for some ranks and none for others: GPUs on gpu01 (ranks 0, 1); none on "
+            "cpu07 (ranks 2, 3), cpu08 (rank 4). Every rank trains on the same kind of device: give the job GPUs on "
+            "every node (Slurm: --gpus-per-node=N) or set train.device=cpu");
+}
+
 }  // namespace
 }  // namespace ct
