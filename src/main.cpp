@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "cmd/command.h"
@@ -42,9 +44,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return ct::IsLauncherRankZero() ? app.exit(e) : 0;  // --help, --version
-    if (!ct::IsLauncherRankZero()) return ct::ReportEarlyError(e.what(), ct::kExitUsage);
-    app.exit(e);
-    return ct::kExitUsage;
+    std::ostringstream help, message;  // CLI11's words: what is wrong, and "Run with --help ..."
+    app.exit(e, help, message);
+    std::string text = message.str();
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    return ct::ReportEarlyError(text, ct::kExitUsage);
   }
   for (const ct::Command& command : commands) {
     if (*command.cli) return command.run(argc, argv);

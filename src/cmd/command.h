@@ -37,9 +37,10 @@ enum class StopSignals { kEndAtOnce, kStopTrainingAtAStep };
 int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>& body,
                StopSignals stop = StopSignals::kEndAtOnce);
 
-// Before MPI starts (common.cpp). An error found here is printed once, by the rank the launcher
-// calls 0, and returns `code`; another rank waits for the launcher to end it once rank 0 has
-// exited (and prints its own message if that does not happen within 10 s).
+// Before MPI starts (common.cpp): an error in the command line or the config. Printed by the
+// process itself when it runs alone; under a launcher of several, every rank starts MPI and the
+// ranks agree (cluster/agree.h): printed once, by rank 0, or per rank where ranks differ, and every
+// rank ends at once whatever the launcher does. Returns `code` (or ends the process with it).
 int ReportEarlyError(const std::string& message, int code);
 
 // Why an output file cannot be written ("" when it can), so that every rank does not meet it

@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <thread>
 
+#include "cluster/agree.h"
 #include "cluster/openmp_env.h"
 #include "cmd/command.h"
 #include "util/edit_distance.h"
@@ -20,19 +19,20 @@
 namespace ct {
 
 int ReportEarlyError(const std::string& message, int code) {
-  if (IsLauncherRankZero()) {
+  if (LauncherWorldSize().value_or(1) <= 1) {  // one process: no one else to tell
     std::fprintf(stderr, "clustertrain: error: %s\n", message.c_str());
     return code;
   }
-  // Another rank. Rank 0 normally meets the same error, prints it and exits, and the launcher
-  // then ends this process. Exiting first instead would let the launcher end rank 0 before its
-  // message is out (it ends the job at the first non-zero exit), however fast the machine. If
-  // rank 0 met no error (a file missing on this node only), it is waiting in MPI_Init: after
-  // a while this rank says why itself.
-  std::this_thread::sleep_for(std::chrono::seconds(10));
-  std::fprintf(stderr, "clustertrain: error (rank %d on %s): %s\n", LauncherRank().value_or(-1), ProcessHost().c_str(),
-               message.c_str());
-  return code;
+  // Several processes. They meet in MPI and agree (cluster/agree.h): a message every rank met
+  // is printed once, by rank 0; one that only some met (a file missing on one node) names their
+  // ranks and hosts; and every process ends at once. Printing and exiting without MPI would
+  // leave this to the launcher, and launchers differ: Open MPI's mpirun ends the job at the
+  // first non-zero exit, possibly before rank 0's message is out, while MPICH's Hydra, Intel MPI
+  // and srun without --kill-on-bad-exit leave the other ranks running (those that met no error
+  // wait in MPI_Init for ever).
+  int argc = 0;
+  char** argv = nullptr;
+  return RunWithMpi(argc, argv, [&](const MpiWorld& world) { RunAgreed(world, [&] { throw Error(message, code); }); });
 }
 
 std::string OutputFileProblem(const std::string& path, bool force, const std::string& if_exists,
