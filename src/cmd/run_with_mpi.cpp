@@ -3,8 +3,10 @@
 // aborted, and MPI_Abort ends every rank of the job.
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include "cluster/mpi_world.h"
 #include "cluster/preemption.h"
@@ -17,6 +19,23 @@
 #include "util/unfinished_file.h"
 
 namespace ct {
+namespace {
+
+// Every rank holds an agreed error and is about to call MPI_Abort, which ends every process of
+// the job: under MPICH's Hydra within microseconds, before rank 0 (the one that prints it) may
+// have written a word. The ranks first meet once rank 0 has; a rank that never comes is not
+// waited for beyond a few seconds.
+void AfterRankZeroPrinted(const MpiWorld& world) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (MPI_Ibarrier(world.AgreementComm(), &request) != MPI_SUCCESS) return;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (int done = 0; !done && std::chrono::steady_clock::now() < deadline;) {
+    if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return;
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace
 
 int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>& body, StopSignals stop) {
   std::unique_ptr<MpiWorld> world_ptr;
@@ -60,6 +79,7 @@ int RunWithMpi(int argc, char** argv, const std::function<void(const MpiWorld&)>
       spdlog::error("{} ({})", text, ProcessIdentity());
     }
     spdlog::default_logger()->flush();
+    if (error && error->Agreed()) AfterRankZeroPrinted(world);
     AbortAllCommunicators();
     if (world.Size() > 1) world.Abort(code);  // ends every rank, not just this one
     return code;
