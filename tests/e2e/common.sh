@@ -20,6 +20,14 @@ need_python() {
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# A command that does not exist (a helper renamed away) ends the test, even inside $(...), where
+# it would only leave an empty string, equal to another empty string in a comparison.
+command_not_found_handle() {
+  echo "FAIL: command not found: $1 (a test helper that no longer exists?)" >&2
+  kill -TERM $$
+  return 127
+}
+
 # cmd | contains PATTERN: whether a line of cmd's output matches. It reads to the end: `grep -q`
 # would exit at the first match, and a run still writing would then die of SIGPIPE, which
 # pipefail counts as the pipeline failing (a race that only a fast or a loaded machine shows).

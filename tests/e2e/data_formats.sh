@@ -1,6 +1,8 @@
 # The dataset contract: make-data's output does not depend on the rank count, and files that
 # h5py writes (gzip-compressed and chunked, or contiguous) train.
 source "$(dirname "$0")/common.sh"
+# same_losses RUN_A RUN_B [--epochs N]: the two runs recorded the same training and validation losses.
+same_losses() { "$PY" "$E2E_DIR/runs.py" same "$1" "$2" --keys train_loss,val_loss "${@:3}" >/dev/null; }
 need_python
 "$BIN" make-data --out "$WORK/one.h5" -n 999 -l 128 --seed 3 >/dev/null
 "$MPIEXEC" -n 2 "$BIN" make-data --out "$WORK/two.h5" -n 999 -l 128 --seed 3 >/dev/null
@@ -45,7 +47,7 @@ for sharding in static blocks; do
       --set data.sharding=$sharding --set data.block_rows=100 --set train.epochs=2 --set output.dir="$WORK/lzf_$file$sharding" \
       >"$WORK/lzf.txt" 2>&1 || { cat "$WORK/lzf.txt"; fail "training on $file.h5 ($sharding) failed"; }
   done
-  "$PY" "$E2E_DIR/runs.py" same "$WORK/lzf_one$sharding" "$WORK/lzf_lzf$sharding" --keys train_loss,val_loss >/dev/null \
+  same_losses "$WORK/lzf_one$sharding" "$WORK/lzf_lzf$sharding" \
     || fail "the LZF-compressed file trains unlike the uncompressed one ($sharding)"
 done
 echo "ok: h5py's LZF-compressed files train bit for bit like uncompressed ones (static, blocks)"
@@ -104,7 +106,7 @@ for sharding in static blocks; do
 done
 "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/one.h5" --set data.val="$WORK/one.h5" \
   --set train.epochs=1 --set output.dir="$WORK/direct" >/dev/null
-"$PY" "$E2E_DIR/runs.py" same "$WORK/direct" "$WORK/vds_static" --epochs 1 --keys train_loss,val_loss >/dev/null
+same_losses "$WORK/direct" "$WORK/vds_static" --epochs 1
 echo "ok: a virtual dataset trains like the file it maps (static, blocks, validation)"
 # data.fields: renamed virtual datasets and an extra float64 field [3] travel with their rows
 # (the VAE reads input and target only): the same numbers as the file they map.
@@ -115,7 +117,7 @@ for sharding in static blocks; do
     || { cat "$WORK/named.txt"; fail "training on data.fields ($sharding) failed"; }
 done
 grep -q "fields 'input' \[128\], 'params' \[3\], 'target' \[128\]" "$WORK/named.txt" || { cat "$WORK/named.txt"; fail "fields"; }
-"$PY" "$E2E_DIR/runs.py" same "$WORK/direct" "$WORK/named_static" --epochs 1 --keys train_loss,val_loss >/dev/null
+same_losses "$WORK/direct" "$WORK/named_static" --epochs 1
 echo "ok: data.fields maps renamed (virtual) datasets and an extra field of its own shape and type"
 expect_failure 3 "virtual dataset 'input' maps rows from files that do not exist: missing_part.h5" -- \
   "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml --set data.train="$WORK/gap.h5" --set data.val="$WORK/one.h5" --set output.dir="$WORK/gap"
@@ -136,7 +138,7 @@ trains_alike() {  # trains_alike A B [flags]: training on A.h5 and on B.h5 gives
   done
   grep -q "data: '$WORK/$b.h5' stores 'input' as [a-z0-9]* and 'target' as [a-z0-9]*: read collectively in that type" \
     "$WORK/typed.txt" || { cat "$WORK/typed.txt"; fail "the conversion of $b.h5 is not logged"; }
-  "$PY" "$E2E_DIR/runs.py" same "$WORK/typed_$a$*" "$WORK/typed_$b$*" --keys train_loss,val_loss >/dev/null
+  same_losses "$WORK/typed_$a$*" "$WORK/typed_$b$*"
 }
 trains_alike one double
 trains_alike one double --set data.sharding=blocks --set data.block_rows=100
@@ -181,8 +183,8 @@ for ranks in 1 2 3; do
       --set output.dir="$WORK/split$ranks$sharding" >"$WORK/split.txt" 2>&1 || { cat "$WORK/split.txt"; fail "val_fraction run"; }
     "$MPIEXEC" -n $ranks "$BIN" train "${V[@]}" "${S[@]}" --set data.train="$WORK/head.h5" --set data.val="$WORK/tail.h5" \
       --set output.dir="$WORK/files$ranks$sharding" >/dev/null 2>&1 || fail "head/tail run"
-    "$PY" "$E2E_DIR/runs.py" same "$WORK/split$ranks$sharding" "$WORK/files$ranks$sharding" --keys train_loss,val_loss \
-      >/dev/null || fail "val_fraction on $ranks ranks ($sharding) is not the head/tail split"
+    same_losses "$WORK/split$ranks$sharding" "$WORK/files$ranks$sharding" \
+      || fail "val_fraction on $ranks ranks ($sharding) is not the head/tail split"
   done
 done
 grep -q "data.val_fraction=0.2: rows 799-998 of '$WORK/one.h5' are the validation set, never trained on; training uses rows 0-798" \
@@ -192,7 +194,7 @@ grep -q "data.val_fraction=0.2: rows 799-998 of '$WORK/one.h5' are the validatio
   --set output.dir="$WORK/split_resumed" >/dev/null
 "$MPIEXEC" -n 2 "$BIN" train "${V[@]}" --set data.train="$WORK/one.h5" --set data.val= --set data.val_fraction=0.2 \
   --set output.dir="$WORK/split_resumed" --resume auto >/dev/null
-[[ "$(split_metrics "$WORK/split_resumed")" == "$(split_metrics "$WORK/split2static")" ]] \
+same_losses "$WORK/split_resumed" "$WORK/split2static" \
   || fail "a resumed val_fraction run differs from the straight one"
 echo "ok: data.val_fraction holds out the last rows, the same for 1-3 ranks, both modes and a resume"
 
@@ -234,12 +236,12 @@ for setup in "3 static" "2 blocks"; do
     "$WORK/bank.txt" || { cat "$WORK/bank.txt"; fail "the file count and rows are not logged"; }
   "$MPIEXEC" -n $ranks "$BIN" train "${M[@]}" "${S[@]}" --set data.train="$WORK/one.h5" --set data.val="$WORK/bank/val.h5" \
     --set output.dir="$WORK/bank_one_$sharding" >/dev/null 2>&1 || fail "training on one.h5 ($sharding) failed"
-  [[ "$(split_metrics "$WORK/bank_$sharding")" == "$(split_metrics "$WORK/bank_one_$sharding")" ]] \
+  same_losses "$WORK/bank_$sharding" "$WORK/bank_one_$sharding" \
     || fail "four files ($sharding, $ranks ranks) do not train like the one file holding their rows"
 done
 "$MPIEXEC" -n 2 "$BIN" train "${V[@]}" --set data.train="$WORK/bank/bank-*.h5" --set data.val= --set data.val_fraction=0.2 \
   --set output.dir="$WORK/bank_split" >"$WORK/bank_split.txt" 2>&1 || { cat "$WORK/bank_split.txt"; fail "val_fraction over files"; }
-[[ "$(split_metrics "$WORK/bank_split")" == "$(split_metrics "$WORK/split2static")" ]] \
+same_losses "$WORK/bank_split" "$WORK/split2static" \
   || fail "val_fraction over four files holds out other rows than over one file"
 grep -q "data.val_fraction=0.2: rows 48-247 of '$WORK/bank/bank-3.h5' are the validation set, never trained on; training uses the 799 rows before them" \
   "$WORK/bank_split.txt" || { cat "$WORK/bank_split.txt"; fail "the split over files is not logged"; }
