@@ -53,6 +53,7 @@ if (( TESTS )); then
              iproute2 util-linux procps  # two fake nodes (ip, unshare, nsenter; tests/nodes/)
              python3-protobuf            # tests/e2e/read_events.py parses the TensorBoard event files
              time                        # /usr/bin/time: peak memory in tests/e2e/convert.sh
+             mpich libmpich-dev libhdf5-mpich-dev  # the sanitizer build is against MPICH (launch/test.sh)
              clang-format)               # launch/format.sh: the sources match .clang-format
 fi
 

@@ -2,7 +2,7 @@
 # README command 2: set up (with the test dependencies), build with warnings as errors, check
 # the sources' format, and run every test: unit tests, MPI tests under mpiexec -n 1, 2 and 4,
 # end-to-end runs of the binary; then the unit and MPI tests again in a second build with
-# AddressSanitizer and UndefinedBehaviorSanitizer.
+# AddressSanitizer and UndefinedBehaviorSanitizer, against MPICH.
 #   launch/test.sh [ctest arguments, e.g. -L unit]      against Debian's LibTorch 1.13.1 (build/)
 #   launch/test.sh --torch pip [ctest arguments]        against LibTorch 2.x from PyPI (build-torch2/;
 #       see launch/setup.sh), no sanitizer build; e2e_torch_versions then compares it with build/
@@ -32,11 +32,16 @@ source launch/mpi_env.sh
 (cd "$BUILD_DIR" && ctest --output-on-failure -j 2 "$@")
 
 if [[ "$TORCH" == debian && "${CT_SANITIZE:-1}" != "0" ]]; then
-  echo "test: unit and MPI tests under AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/)"
-  # Built without NCCL too, so that the tests also cover a build that lacks it. Without
-  # -Werror: the sanitizers at -O1 bring false warnings of their own; the main build has it.
-  CT_BUILD_DIR=build-asan CMAKE_ARGS="-DCT_SANITIZE=ON -DCT_WITH_NCCL=OFF" launch/setup.sh --tests >/dev/null
-  # Open MPI and LibTorch keep allocations until exit by design: leaks are not checked.
+  echo "test: unit and MPI tests under AddressSanitizer and UndefinedBehaviorSanitizer, against MPICH (build-asan-mpich/)"
+  # Built without NCCL too, so that the tests also cover a build that lacks it, and against
+  # MPICH (the family of Cray MPICH, Intel MPI and MVAPICH; the main build has Open MPI), so
+  # that the MPI code is tested with both. Without -Werror: the sanitizers at -O1 bring false
+  # warnings of their own; the main build has it.
+  MPICH_ARGS="-DMPI_C_COMPILER=/usr/bin/mpicc.mpich -DMPI_CXX_COMPILER=/usr/bin/mpicxx.mpich"
+  MPICH_ARGS+=" -DHDF5_C_COMPILER_EXECUTABLE=/usr/bin/h5pcc.mpich -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich"
+  CT_BUILD_DIR=build-asan-mpich CMAKE_ARGS="-DCT_SANITIZE=ON -DCT_WITH_NCCL=OFF $MPICH_ARGS" \
+    launch/setup.sh --tests >/dev/null
+  # MPI and LibTorch keep allocations until exit by design: leaks are not checked.
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
-  (cd build-asan && ctest --output-on-failure -j 2 -L "unit|mpi")
+  (cd build-asan-mpich && ctest --output-on-failure -j 2 -L "unit|mpi")
 fi

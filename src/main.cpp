@@ -1,7 +1,8 @@
 // clustertrain: data-parallel training of scientific models on GPU clusters.
 //
-// Command-line and config errors are found before MPI starts and printed once (by the rank the
-// launcher calls 0). After that, one fatal path (cmd/run_with_mpi.cpp). The subcommands live in
+// Command-line and config errors are found before MPI starts and printed once (under a launcher
+// the ranks agree on them through MPI: ReportEarlyError). After that, one fatal path
+// (cmd/run_with_mpi.cpp). The subcommands live in
 // src/cmd/, one file each.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>

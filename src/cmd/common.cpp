@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/file_kind.h"
 #include "util/launcher_env.h"
+#include "util/startup_deadline.h"
 
 namespace ct {
 
@@ -30,6 +31,9 @@ int ReportEarlyError(const std::string& message, int code) {
   // first non-zero exit, possibly before rank 0's message is out, while MPICH's Hydra, Intel MPI
   // and srun without --kill-on-bad-exit leave the other ranks running (those that met no error
   // wait in MPI_Init for ever).
+  // A rank that never reaches MPI (stopped before it) must not hold this one in MPI_Init: the
+  // start-up deadline at runtime.watchdog_s's default.
+  StartStartupDeadline(60);
   int argc = 0;
   char** argv = nullptr;
   return RunWithMpi(argc, argv, [&](const MpiWorld& world) { RunAgreed(world, [&] { throw Error(message, code); }); });

@@ -28,14 +28,14 @@ for row in "page cache, reused buffer" "page cache, into new memory" "static (MP
   grep -qF "| $row" "$WORK/io.txt" || { cat "$WORK/io.txt"; fail "bench io lacks '$row'"; }
 done
 PEER=(bench/peer/ddp_vae.py --data "$WORK/train.h5" --length 256 --hidden 128 64 --latent 8 --batch 32 --threads 1)
-line=$("$MPIEXEC" -n 2 -x MASTER_PORT=$(( 29500 + RANDOM % 2000 )) "$PY" "${PEER[@]}" --epochs 1 --workers 1 2>/dev/null | tail -1)
+line=$(MASTER_PORT=$(( 29500 + RANDOM % 2000 )) "$MPIEXEC" -n 2 "$PY" "${PEER[@]}" --epochs 1 --workers 1 2>/dev/null | tail -1)
 "$PY" -c "import json, sys; r = json.loads(sys.argv[1]); assert r['steps'] == 2048 // (2 * 32) and r['world_size'] == 2 and r['samples_per_s'] > 0, r" "$line" \
   || fail "the DDP peer: $line"
 line=$("$PY" "${PEER[@]}" --compute-only --steps 5 --warmup 1 | tail -1)
 "$PY" -c "import json, sys; assert json.loads(sys.argv[1])['compute_only_samples_per_s'] > 0" "$line" || fail "peer compute-only: $line"
 # The strong peer with clustertrain's convolutional VAE (run.sh's vae_conv1d rows), and the
 # step's matrix products alone (run.sh's limit).
-line=$("$MPIEXEC" -n 2 -x MASTER_PORT=$(( 29500 + RANDOM % 2000 )) "$PY" bench/peer/ddp_strong.py --data "$WORK/train.h5" \
+line=$(MASTER_PORT=$(( 29500 + RANDOM % 2000 )) "$MPIEXEC" -n 2 "$PY" bench/peer/ddp_strong.py --data "$WORK/train.h5" \
   --length 256 --latent 8 --batch 32 --threads 1 --epochs 1 --model vae_conv1d --channels 4 8 2>/dev/null | tail -1)
 "$PY" -c "import json, sys; r = json.loads(sys.argv[1]); assert r['model'] == 'vae_conv1d' and r['steps'] == 2048 // (2 * 32) and r['samples_per_s'] > 0, r" "$line" \
   || fail "the strong peer with vae_conv1d: $line"

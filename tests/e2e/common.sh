@@ -65,7 +65,7 @@ wait_for_line() {
 preempt_at_step() {
   local step=$1 log=$2 pids rc=0
   shift 3
-  CT_TEST_HOLD_AT_STEP=$step "$MPIEXEC" -n 2 -x CT_TEST_HOLD_AT_STEP "$BIN" train "$@" >"$log" 2>&1 &
+  CT_TEST_HOLD_AT_STEP=$step "$MPIEXEC" -n 2 "$BIN" train "$@" >"$log" 2>&1 &
   local job=$!
   wait_for_line "$log" "held at global step $step" "$job"
   pids=$(grep -o "pid [0-9]*" "$log" | grep -o "[0-9]*")

@@ -97,7 +97,7 @@ echo "ok: preempted mid-epoch and resumed, the losses and metrics equal the stra
 # syncs (CT_TEST_COUNT_SYNCS) as an epoch of 8.
 "$BIN" make-data --out "$WORK/rows4096.h5" -n 4096 -l 256 --seed 14 >/dev/null
 syncs() {  # syncs ROWS_FILE NAME: "count count" of the run's 2 epochs
-  CT_TEST_COUNT_SYNCS=1 "$MPIEXEC" -n 2 -x CT_TEST_COUNT_SYNCS "$BIN" train "${P[@]}" --set data.train="$1" \
+  CT_TEST_COUNT_SYNCS=1 "$MPIEXEC" -n 2 "$BIN" train "${P[@]}" --set data.train="$1" \
     --set output.dir="$WORK/$2" --set train.epochs=2 >"$WORK/$2.txt" 2>&1 || { cat "$WORK/$2.txt"; fail "sync count run"; }
   grep -o "host syncs in epoch [0-9]*: [0-9]*" "$WORK/$2.txt" | awk '{print $NF}' | tr '\n' ' '
 }

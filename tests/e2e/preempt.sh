@@ -20,7 +20,7 @@ case_sharding() {
   ls "$WORK/$1-pre/checkpoints" | contains "step-" || fail "no mid-epoch checkpoint was written"
 
   # Resumed with the hold still set: a run resumed at that very step does not hold again.
-  CT_TEST_HOLD_AT_STEP=$HOLD "$MPIEXEC" -n 2 -x CT_TEST_HOLD_AT_STEP "$BIN" train "${T[@]}" \
+  CT_TEST_HOLD_AT_STEP=$HOLD "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
     --set output.dir="$WORK/$1-pre" --resume auto | grep "resumed from .*step-" \
     || fail "the resumed run did not start from the mid-epoch checkpoint"
   "$PY" - "$WORK" "$1" <<'PYEOF'

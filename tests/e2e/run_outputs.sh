@@ -102,7 +102,7 @@ echo "ok: launch/plot_runs.py draws the runs' curves (PNG) and names a missing r
 # by CT_TEST_COUNT_SYNCS through LibTorch's RecordFunction) as an epoch of 32.
 "$BIN" make-data --out "$WORK/train64.h5" -n 4096 -l 256 --seed 13 >/dev/null
 syncs() {  # syncs ROWS_FILE NAME: "count count" of the run's 2 epochs
-  CT_TEST_COUNT_SYNCS=1 "$MPIEXEC" -n 2 -x CT_TEST_COUNT_SYNCS "$BIN" train --config configs/tiny.yaml \
+  CT_TEST_COUNT_SYNCS=1 "$MPIEXEC" -n 2 "$BIN" train --config configs/tiny.yaml \
     --set data.train="$1" --set data.val="$WORK/val.h5" --set output.dir="$WORK/$2" --set output.log_every=1 \
     --set train.epochs=2 >"$WORK/$2.txt" 2>&1 || { cat "$WORK/$2.txt"; fail "the sync-count run failed"; }
   grep -o "host syncs in epoch [0-9]*: [0-9]*" "$WORK/$2.txt" | awk '{print $NF}' | tr '\n' ' '
