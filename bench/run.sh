@@ -30,6 +30,12 @@ VENV_PY=${CT_TORCH_VENV:-.venv-torch}/bin/python3
 "$PY" -c "import torch, h5py" 2>/dev/null \
   || { echo "run.sh: $PY needs torch and h5py (apt-get install python3-torch python3-h5py)" >&2; exit 2; }
 "$VENV_PY" -c "import h5py" 2>/dev/null || "$VENV_PY" -m pip install -q h5py numpy
+# OpenBLAS on a CPU it does not know: clustertrain restarts itself with the kernel for the CPU
+# (cluster/openblas_kernel.h). The peers' PyTorch 1.13 and bench/sgemm.py load the same OpenBLAS,
+# so they get that kernel too: the comparison is of the code, not of OpenBLAS's CPU detection.
+coretype=$(build/clustertrain bench step --config configs/gw_vae.yaml --steps 1 --warmup 0 2>&1 \
+  | grep -o "restarted itself with OPENBLAS_CORETYPE=[A-Za-z0-9]*" | cut -d= -f2) || true
+if [[ -n $coretype ]]; then export OPENBLAS_CORETYPE=$coretype; fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 OUT=bench/results.md
@@ -107,7 +113,8 @@ version_of() { "$1" -c 'import torch; print(torch.__version__)' 2>/dev/null; }
   echo
   echo "Measured by \`bench/run.sh $REPEATS\` on $(date -u +%F): $(nproc) cores ($(lscpu | sed -n 's/^Model name: *//p')). "
   echo "clustertrain: build/ (Debian LibTorch $(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null || echo '?'), BLAS"
-  echo "$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo '?')) and build-torch2/ (pip LibTorch"
+  echo "$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo '?')${OPENBLAS_CORETYPE:+, OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE for every process})"
+  echo "and build-torch2/ (pip LibTorch"
   echo "$(version_of "$VENV_PY"), its MKL). Peers: PyTorch $(version_of "$PY") (Debian) and $(version_of "$VENV_PY") (.venv-torch)."
   echo "Demo data (16,384 x 1024 float32), Adam, 128 rows per rank, $EPOCHS epochs (samples/s of the last),"
   echo "$REPEATS runs each, interleaved, medians. Threads per rank: clustertrain's choice, the peers the same."

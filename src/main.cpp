@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/openblas_kernel.h"
 #include "cmd/command.h"
 #include "comm/make_communicator.h"
 #include "util/error.h"
@@ -18,7 +19,8 @@
 #include "util/malloc_tuning.h"
 
 int main(int argc, char** argv) {
-  ct::TuneMallocForTraining();  // before anything large is allocated
+  ct::RestartWithOpenBlasKernelForThisCpu(argv);  // before anything runs (it may exec)
+  ct::TuneMallocForTraining();                    // before anything large is allocated
   CLI::App app{"clustertrain " CT_VERSION
                ": data-parallel trainer for scientific models (one process per GPU or core group).\n"
                "Launch with mpirun or srun; every subcommand also runs as a single process.\n"

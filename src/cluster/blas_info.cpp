@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cluster/openblas_kernel.h"
+
 namespace ct {
 namespace {
 
@@ -56,15 +58,22 @@ std::string SelfDescription(void* lib) {
   return "";
 }
 
-// The library the loader binds sgemm_ to, and what it says of itself.
-std::string ExternalBlas() {
+// The file of the library the loader binds sgemm_ to, or "" where no library provides it.
+std::string SgemmFile() {
   void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
   Dl_info info{};
-  if (!sgemm || !dladdr(sgemm, &info) || !info.dli_fname) return "no sgemm_ found in the process";
+  if (!sgemm || !dladdr(sgemm, &info) || !info.dli_fname) return "";
+  return info.dli_fname;
+}
+
+// The library the loader binds sgemm_ to, and what it says of itself.
+std::string ExternalBlas() {
+  const std::string sgemm_file = SgemmFile();
+  if (sgemm_file.empty()) return "no sgemm_ found in the process";
   std::error_code ec;
-  const std::string file = std::filesystem::canonical(info.dli_fname, ec).string();
-  const std::string from = "sgemm_ from " + (ec ? std::string(info.dli_fname) : file);
-  void* lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);  // already loaded: a handle, nothing loaded
+  const std::string file = std::filesystem::canonical(sgemm_file, ec).string();
+  const std::string from = "sgemm_ from " + (ec ? sgemm_file : file);
+  void* lib = dlopen(sgemm_file.c_str(), RTLD_NOW | RTLD_NOLOAD);  // already loaded: a handle, nothing loaded
   const std::string self = lib ? SelfDescription(lib) : "";
   if (lib) dlclose(lib);
   if (!self.empty()) return self + ", " + from;
@@ -77,6 +86,16 @@ std::string ExternalBlas() {
 }
 
 }  // namespace
+
+std::string OpenBlasKernel() {
+  const std::string sgemm_file = SgemmFile();
+  void* lib = sgemm_file.empty() ? nullptr : dlopen(sgemm_file.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) return "";
+  const auto core = Symbol<char* (*)()>(lib, "openblas_get_corename");
+  const std::string kernel = core ? core() : "";
+  dlclose(lib);
+  return kernel;
+}
 
 std::string DescribeBlas() {
   const std::string config = at::show_config();
@@ -107,6 +126,19 @@ std::string CpuVendor() {
 }
 
 std::string BlasMismatch() {
+  const std::string kernel = OpenBlasKernel();
+  const CpuVectorUnits cpu = ThisCpuVectorUnits();
+  if (const std::string better = OpenBlasKernelToForce(kernel, cpu); !better.empty()) {
+    const std::string forced = std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "";
+    const std::string why = forced.empty()
+                                ? "this OpenBLAS does not know the CPU"
+                                : "OPENBLAS_CORETYPE=" + forced + (forced == better ? ", which it lacks" : "");
+    const std::string fix = forced == better ? "install OpenBLAS 0.3.25 or later, or build against pip's LibTorch (MKL)"
+                                             : "set OPENBLAS_CORETYPE=" + better;
+    return "OpenBLAS runs its " + kernel + " kernel, which leaves this CPU's " + (cpu.avx512 ? "AVX-512" : "AVX2") +
+           " unused (" + why +
+           "; the demo's step ran 4.8x slower on a 5th-generation Xeon, docs/benchmarks.md): " + fix;
+  }
   if (BuildSetting(at::show_config(), "BLAS_INFO") != "mkl" || CpuVendor() != "AuthenticAMD") return "";
   return "this LibTorch computes with MKL, which takes its generic code paths on this AMD CPU (measured 1.44x slower "
          "than Debian's LibTorch with OpenBLAS at 1 rank on an AMD EPYC, docs/benchmarks.md); for CPU training "

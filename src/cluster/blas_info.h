@@ -12,8 +12,13 @@ namespace ct {
 // ATen's CPU kernels: AVX2". What cannot be found out is said so, never guessed.
 std::string DescribeBlas();
 
-// A warning where the BLAS is known to be a poor match for this processor, else "": MKL (pip's
-// LibTorch) on an AMD CPU takes MKL's generic code paths (docs/benchmarks.md).
+// The kernel of the OpenBLAS that provides sgemm_ ("SkylakeX", "Prescott"), or "" where sgemm_
+// is not OpenBLAS's.
+std::string OpenBlasKernel();
+
+// A warning where the BLAS is known to be a poor match for this processor, else "": OpenBLAS on a
+// kernel older than the CPU's vector units (cluster/openblas_kernel.h), or MKL (pip's LibTorch)
+// on an AMD CPU, which takes MKL's generic code paths (docs/benchmarks.md).
 std::string BlasMismatch();
 
 // The CPU vendor of /proc/cpuinfo ("GenuineIntel", "AuthenticAMD", ...), or "".

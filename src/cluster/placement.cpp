@@ -9,6 +9,7 @@
 #include "cluster/gather_strings.h"
 #include "cluster/gpu_assignment.h"
 #include "cluster/gpu_pci.h"
+#include "cluster/openblas_kernel.h"
 #include "cluster/tf32.h"
 #include "util/error.h"
 #include "util/logging.h"
@@ -103,6 +104,7 @@ Placement PlaceThisRank(const Config& config, const MpiWorld& world) {
   if (world.Rank() == 0) spdlog::info("{}", tf32.reason);
   if (world.Rank() == 0 && !placement.device.is_cuda()) {
     spdlog::info("{}", DescribeBlas());
+    if (const std::string restart = OpenBlasRestartNote(); !restart.empty()) spdlog::info("{}", restart);
     if (const std::string mismatch = BlasMismatch(); !mismatch.empty()) spdlog::warn("{}", mismatch);
   }
   return placement;

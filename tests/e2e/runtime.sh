@@ -32,6 +32,24 @@ else
   echo "ok: the BLAS is named at start: $(grep -m1 '^BLAS: ' "$WORK/plain.txt" | cut -c1-80)..."
 fi
 
+# OpenBLAS falls back to a kernel older than AVX2 (Prescott) on a CPU it does not know: on a CPU
+# with AVX2 the kernel in use is one that uses it, through a restart with OPENBLAS_CORETYPE where
+# OpenBLAS fell back (cluster/openblas_kernel.h). A user's own OPENBLAS_CORETYPE is kept, and a
+# kernel that leaves the CPU's vector units unused is warned about with the one to set.
+older='Unknown|Katmai|Coppermine|Northwood|Prescott|Banias|Atom|Core2|Penryn|Dunnington|Nehalem|Athlon|Opteron|Opteron_SSE3|Barcelona|Nano|Sandybridge|Bobcat|Bulldozer|Piledriver|Steamroller'
+kernel=$(grep -m1 "^BLAS: OpenBLAS" "$WORK/plain.txt" | grep -o ", kernel [A-Za-z0-9_]*" | cut -d' ' -f3) || true
+if [[ -n $kernel ]] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+  [[ ! $kernel =~ ^($older)$ ]] || { cat "$WORK/plain.txt"; fail "OpenBLAS runs its $kernel kernel on a CPU with AVX2"; }
+  if restart=$(grep -o "restarted itself with OPENBLAS_CORETYPE=[A-Za-z0-9]*" "$WORK/plain.txt"); then
+    [[ ${restart##*=} == "$kernel" ]] || { cat "$WORK/plain.txt"; fail "asked OpenBLAS for ${restart##*=}, runs $kernel"; }
+  fi
+  train forced env OPENBLAS_CORETYPE=Prescott "$BIN" train
+  contains "^BLAS: OpenBLAS.*, kernel Prescott" <"$WORK/forced.txt" || { cat "$WORK/forced.txt"; fail "the user's OPENBLAS_CORETYPE was not kept"; }
+  contains "warning: OpenBLAS runs its Prescott kernel, which leaves this CPU's AVX.* unused (OPENBLAS_CORETYPE=Prescott;.*: set OPENBLAS_CORETYPE=[A-Za-z]" \
+    <"$WORK/forced.txt" || { cat "$WORK/forced.txt"; fail "no warning for OpenBLAS's Prescott kernel on a CPU with AVX2"; }
+  echo "ok: OpenBLAS runs its $kernel kernel here${restart:+ ($restart)}; OPENBLAS_CORETYPE=Prescott is kept and warned about"
+fi
+
 # The BLAS per processor: MKL (pip's LibTorch) on an AMD CPU is warned about, with the build to use
 # instead; OpenBLAS is not. The AMD CPU: a /proc/cpuinfo that says so, bound over the real one in
 # a mount namespace of the run's own.
