@@ -24,8 +24,14 @@ for bin in "${BINS[@]}"; do
   [[ "$("$bin" bench step --config configs/gw_vae.yaml --steps 1 --warmup 0 --adam fused 2>/dev/null)" == \
     *"LibTorch's fused kernel"* ]] && RUNS+=("$bin fused")
 done
+# The memory's limit: a pass with Adam's bytes and no arithmetic (bench/adam_limit.cpp), on the
+# same threads per rank, in as many processes at once as ranks.
+g++ -O3 -fopenmp -march=native bench/adam_limit.cpp -o "$WORK/adam_limit"
+PARAMS=1325600
 for round in $(seq "$REPEATS"); do
   for ranks in 1 2; do
+    mpirun -n "$ranks" $(mpi_flags_for "$ranks") "$WORK/adam_limit" $PARAMS $(( $(nproc) / ranks )) 200 \
+      | sort -g | tail -1 >>"$WORK/$ranks-limit"
     for i in "${!RUNS[@]}"; do
       read -r bin kernel <<<"${RUNS[$i]}"
       echo "bench: round $round/$REPEATS, $ranks rank(s), $bin $kernel" >&2
@@ -43,17 +49,23 @@ print(f"Machine: {os.cpu_count()} cores ({cpu}); `bench/adam_cpu.sh {repeats}`."
 print("`clustertrain bench step --config configs/gw_vae.yaml --adam KERNEL --steps 200 --warmup 20`: the demo VAE")
 print("(1,325,600 parameters in one flat buffer), batch 128 per rank; each line the median over "
       f"{repeats} interleaved rounds of each round's median step.\n")
-print("| build | ranks x threads | Adam's kernel | Adam ms | step ms | Adam share of the step | Adam speed-up vs the build's five passes |")
-print("|---|---|---|---:|---:|---:|---:|")
+print("Memory-only pass: `bench/adam_limit.cpp`, a pass over four arrays of as many float32 elements that")
+print("reads and writes Adam's 28 bytes per element with an add each instead of Adam's arithmetic, on the")
+print("same threads, in as many processes at once as ranks (the slowest process; median of 200 passes,")
+print("then of the rounds): the memory's rate, below which no Adam can go.\n")
+print("| build | ranks x threads | Adam's kernel | Adam ms | step ms | Adam share of the step | Adam speed-up vs the build's five passes | memory-only pass ms | Adam / memory-only pass |")
+print("|---|---|---|---:|---:|---:|---:|---:|---:|")
 for ranks in (1, 2):
     rows = [[json.loads(l) for l in open(f"{work}/{ranks}-{i}.jsonl")] for i in range(len(runs))]
     med = [(statistics.median(r["optimizer_ms"] for r in v), statistics.median(r["step_ms"] for r in v)) for v in rows]
+    limit = statistics.median(float(l) for l in open(f"{work}/{ranks}-limit"))
     for i, (binary, kernel) in enumerate(runs):
         ninja = open(os.path.join(os.path.dirname(binary), "build.ninja")).read()
         version = "LibTorch " + re.search(r"CT_LIBTORCH_VERSION=\\?\"?([0-9.]+)", ninja).group(1)
         passes = next(j for j, (b, k) in enumerate(runs) if b == binary and k == "passes")
         adam, step = med[i]
         print(f"| {binary} ({version}) | {ranks} x {rows[i][0]['threads']} | {rows[i][0]['optimizer'].split(', ', 1)[1]} "
-              f"| {adam:.2f} | {step:.2f} | {100 * adam / step:.1f}% | {med[passes][0] / adam:.2f}x |")
+              f"| {adam:.2f} | {step:.2f} | {100 * adam / step:.1f}% | {med[passes][0] / adam:.2f}x "
+              f"| {limit:.2f} | {adam / limit:.2f} |")
 PYEOF
 cat "$OUT"
