@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/blas_info.h"
 #include "cluster/openblas_kernel.h"
 #include "cmd/command.h"
 #include "comm/make_communicator.h"
@@ -33,8 +34,14 @@ int main(int argc, char** argv) {
 #else
   const char* torch_kind = "CPU only";
 #endif
-  app.set_version_flag("--version", fmt::format("clustertrain {} (LibTorch {}, {}; communication backends {})",
-                                                CT_VERSION, CT_LIBTORCH_VERSION, torch_kind, ct::BuiltBackends()));
+  // Then the BLAS the CPU computes with (and an OpenBLAS restart): what a slow CPU run's report needs.
+  app.set_version_flag("--version", [torch_kind] {
+    const std::string restart = ct::OpenBlasRestartNote();
+    const std::string mismatch = ct::BlasMismatch();
+    return fmt::format("clustertrain {} (LibTorch {}, {}; communication backends {})\n{}{}{}", CT_VERSION,
+                       CT_LIBTORCH_VERSION, torch_kind, ct::BuiltBackends(), ct::DescribeBlas(),
+                       restart.empty() ? "" : "\n" + restart, mismatch.empty() ? "" : "\nwarning: " + mismatch);
+  });
   const std::vector<ct::Command> commands = {
       ct::AddTrainCommand(app), ct::AddMakeDataCommand(app), ct::AddConvertCommand(app), ct::AddPredictCommand(app),
       ct::AddInfoCommand(app),  ct::AddBenchCommand(app),    ct::AddTraceCommand(app)};

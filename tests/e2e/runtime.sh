@@ -2,6 +2,7 @@
 # launcher imposes are reported with their fix, OpenMP affinity variables are removed, and the
 # gradient sync's settings (overlap, bucket size) do not change a single bit of the result.
 source "$(dirname "$0")/common.sh"
+unset OPENBLAS_CORETYPE  # launch/test.sh may set it, to spare the other tests OpenBLAS's restart
 tiny_data "$WORK" 2048
 train() {  # train OUTPUT_DIR [launcher and train arguments...]
   local out=$1
@@ -22,6 +23,7 @@ echo "ok: one process, $(threads_of plain) threads on $cores cores"
 # loader takes from elsewhere is named too (the Debian build calls sgemm_ from libblas.so.3).
 contains "^BLAS: .*\(OpenBLAS\|Math Kernel Library\|BLIS\|reference BLAS\).*; ATen's own CPU kernels: " <"$WORK/plain.txt" ||
   { cat "$WORK/plain.txt"; fail "no BLAS line"; }
+"$BIN" --version | contains "^BLAS: .*; ATen's own CPU kernels: " || fail "--version does not name the BLAS"
 reference=/usr/lib/x86_64-linux-gnu/blas
 if contains "^BLAS: .*sgemm_ from " <"$WORK/plain.txt" && [[ -e $reference/libblas.so.3 ]]; then
   train reference env LD_LIBRARY_PATH=$reference "$BIN" train
@@ -42,6 +44,7 @@ if [[ -n $kernel ]] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo
   [[ ! $kernel =~ ^($older)$ ]] || { cat "$WORK/plain.txt"; fail "OpenBLAS runs its $kernel kernel on a CPU with AVX2"; }
   if restart=$(grep -o "restarted itself with OPENBLAS_CORETYPE=[A-Za-z0-9]*" "$WORK/plain.txt"); then
     [[ ${restart##*=} == "$kernel" ]] || { cat "$WORK/plain.txt"; fail "asked OpenBLAS for ${restart##*=}, runs $kernel"; }
+    "$BIN" --version | contains "$restart" || fail "--version does not say that OpenBLAS was restarted"
   fi
   train forced env OPENBLAS_CORETYPE=Prescott "$BIN" train
   contains "^BLAS: OpenBLAS.*, kernel Prescott" <"$WORK/forced.txt" || { cat "$WORK/forced.txt"; fail "the user's OPENBLAS_CORETYPE was not kept"; }
