@@ -33,9 +33,7 @@ VENV_PY=${CT_TORCH_VENV:-.venv-torch}/bin/python3
 # OpenBLAS on a CPU it does not know: clustertrain restarts itself with the kernel for the CPU
 # (cluster/openblas_kernel.h). The peers' PyTorch 1.13 and bench/sgemm.py load the same OpenBLAS,
 # so they get that kernel too: the comparison is of the code, not of OpenBLAS's CPU detection.
-coretype=$(build/clustertrain --version | grep -o "restarted itself with OPENBLAS_CORETYPE=[A-Za-z0-9]*" \
-  | cut -d= -f2) || true
-if [[ -n $coretype ]]; then export OPENBLAS_CORETYPE=$coretype; fi
+export_openblas_coretype build/clustertrain
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 OUT=bench/results.md

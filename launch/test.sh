@@ -29,17 +29,10 @@ else
 fi
 launch/format.sh
 source launch/mpi_env.sh
-# On a CPU that this OpenBLAS does not know, every clustertrain process restarts itself with
-# OPENBLAS_CORETYPE (cluster/openblas_kernel.h), about 0.4 s each: a quarter of some e2e tests'
-# time. Set once here as clustertrain would set it; e2e_runtime unsets it to test the restart.
-if [[ -z "${OPENBLAS_CORETYPE:-}" ]]; then
-  coretype=$("$BUILD_DIR/clustertrain" --version | grep -o "restarted itself with OPENBLAS_CORETYPE=[A-Za-z0-9]*" \
-    | cut -d= -f2) || true
-  if [[ -n $coretype ]]; then
-    export OPENBLAS_CORETYPE=$coretype
-    echo "test: OpenBLAS does not know this CPU: OPENBLAS_CORETYPE=$coretype for every test, as clustertrain sets it"
-  fi
-fi
+# On a CPU that this OpenBLAS does not know, every clustertrain process would restart itself
+# (about 0.4 s: a quarter of some e2e tests' time). e2e_runtime unsets it to test the restart.
+export_openblas_coretype "$BUILD_DIR/clustertrain"
+if [[ -n "${OPENBLAS_CORETYPE:-}" ]]; then echo "test: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE for every test"; fi
 (cd "$BUILD_DIR" && ctest --output-on-failure -j 2 "$@")
 
 if [[ "$TORCH" == debian && "${CT_SANITIZE:-1}" != "0" ]]; then
