@@ -269,8 +269,10 @@ ConfigKey Boolean(std::string name, std::string help, Access<bool> access) {
   return key;
 }
 
-std::vector<ConfigKey> BuildKeys() {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The training and validation files, and how ranks read them.
+std::vector<ConfigKey> DataKeys() {
   return {
       Files(
           "data.train",
@@ -323,7 +325,12 @@ std::vector<ConfigKey> BuildKeys() {
           "MPI-IO hints for the collective reads, e.g. {romio_cb_read: enable, cb_buffer_size: 16777216} "
           "(README: Lustre and GPFS settings)",
           [](Config & c) -> auto& { return c.data.mpi_hints; }),
+  };
+}
 
+// The model and its loss.
+std::vector<ConfigKey> ModelKeys() {
+  return {
       Choice(
           "model.kind",
           "vae_mlp (fully connected), vae_conv1d (strided Conv1d encoder, ConvTranspose1d decoder), or "
@@ -349,7 +356,12 @@ std::vector<ConfigKey> BuildKeys() {
       Real(
           "model.beta", "weight of the KL term in the loss", [](Config & c) -> auto& { return c.model.beta; }, 0.0,
           false),
+  };
+}
 
+// The optimisation: epochs, batch, learning rate, optimizer, precision, safety checks.
+std::vector<ConfigKey> TrainKeys() {
+  return {
       Integer(
           "train.epochs", "number of epochs", [](Config & c) -> auto& { return c.train.epochs; }, 1),
       AutoOrCount(
@@ -418,6 +430,12 @@ std::vector<ConfigKey> BuildKeys() {
           "fp32, or bf16: forward passes under autocast (bfloat16 matmuls and convolutions, float32 weights, "
           "gradients and loss)",
           [](Config & c) -> auto& { return c.train.precision; }),
+  };
+}
+
+// ReduceLROnPlateau on the all-reduced validation loss.
+std::vector<ConfigKey> PlateauKeys() {
+  return {
       Choice(
           "train.plateau.mode",
           "ReduceLROnPlateau: minimise or maximise train.monitor (also for early stop and best.pt)",
@@ -443,6 +461,12 @@ std::vector<ConfigKey> BuildKeys() {
       Real(
           "train.plateau.eps", "ReduceLROnPlateau: smaller lr changes are ignored",
           [](Config & c) -> auto& { return c.train.plateau.eps; }, 0.0, false, kInf),
+  };
+}
+
+// train.batch_size=auto: the timed batch search.
+std::vector<ConfigKey> AutotuneKeys() {
+  return {
       Integer(
           "train.autotune.min", "batch_size auto: the first per-rank size timed (then doubled each time)",
           [](Config & c) -> auto& { return c.train.autotune.min; }, 1),
@@ -461,7 +485,12 @@ std::vector<ConfigKey> BuildKeys() {
       Integer(
           "train.autotune.steps", "batch_size auto: timed steps per size (after 2 untimed)",
           [](Config & c) -> auto& { return c.train.autotune.steps; }, 1),
+  };
+}
 
+// The run directory: checkpoints, metrics, traces.
+std::vector<ConfigKey> OutputKeys() {
+  return {
       Text(
           "output.dir",
           "run directory (config.yaml, metrics.jsonl, logs/, model.pt); may hold {job}, {array_task} and "
@@ -491,7 +520,12 @@ std::vector<ConfigKey> BuildKeys() {
           "checkpoints among them): output.dir/trace/rank-<r>.json, Chrome trace-event JSON for Perfetto; "
           "clustertrain trace summary|merge read it",
           [](Config & c) -> auto& { return c.output.trace_steps; }),
+  };
+}
 
+// Threads, devices and communication.
+std::vector<ConfigKey> RuntimeKeys() {
+  return {
       Choice(
           "runtime.bind",
           "auto: bind this rank to the cores next to its GPU (or its share of the node) with hwloc; "
@@ -539,6 +573,16 @@ std::vector<ConfigKey> BuildKeys() {
           "a rank that makes no progress (step, validation batch, checkpoint) this long ends the job; 0 = off",
           [](Config & c) -> auto& { return c.runtime.watchdog_s; }, 0.0, false),
   };
+}
+
+// Every key, in the order --help-config lists them.
+std::vector<ConfigKey> BuildKeys() {
+  std::vector<ConfigKey> keys;
+  for (auto section : {DataKeys, ModelKeys, TrainKeys, PlateauKeys, AutotuneKeys, OutputKeys, RuntimeKeys}) {
+    std::vector<ConfigKey> part = section();
+    keys.insert(keys.end(), part.begin(), part.end());
+  }
+  return keys;
 }
 
 }  // namespace
