@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@
 int main(int argc, char** argv) {
   ct::RestartWithOpenBlasKernelForThisCpu(argv);  // before anything runs (it may exec)
   ct::TuneMallocForTraining();                    // before anything large is allocated
+  // A write past the file-size limit (ulimit -f; some batch systems set one per job) then fails
+  // with EFBIG, which is reported with the limit (util/atomic_file.h) and ends every rank through
+  // the error path; the signal's default would kill the rank mid-write, HDF5 files half-closed.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"clustertrain " CT_VERSION
                ": data-parallel trainer for scientific models (one process per GPU or core group).\n"
                "Launch with mpirun or srun; every subcommand also runs as a single process.\n"

@@ -2,6 +2,8 @@
 
 #include <H5PLpublic.h>
 
+#include <atomic>
+
 #include <vector>
 
 #include "data/lzf_filter.h"
@@ -104,6 +106,13 @@ std::string MissingFilterAdvice(const std::vector<std::string>& missing) {
          "or rewrite the file with gzip compression, which every HDF5 reads: h5repack -f GZIP=4 IN.h5 OUT.h5 (or in "
          "h5py, create_dataset(..., compression='gzip'))";
 }
+
+namespace {
+std::atomic<bool> write_left_open{false};
+}  // namespace
+
+bool Hdf5WriteLeftOpen() { return write_left_open.load(); }
+void NoteHdf5WriteLeftOpen() { write_left_open.store(true); }
 
 void ThrowHdf5Error(const char* call, const char* file, int line) {
   // The source location is for developers (the rank's log file); users get HDF5's own words.

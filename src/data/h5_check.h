@@ -46,6 +46,12 @@ T H5Checked(T value, const char* call, const char* file, int line) {
   return value;
 }
 
+// Whether this process left a file it was writing open: unwinding from an error, or its close
+// failed. HDF5 closes such a file itself as MPI finalizes, and one whose writes failed crashes it
+// (HDF5 1.10), so the fatal path then ends the process without finalizing (cmd/run_with_mpi.cpp).
+bool Hdf5WriteLeftOpen();
+void NoteHdf5WriteLeftOpen();
+
 // A hid_t that closes itself. Each kind of handle has its own close function.
 class H5Id {
  public:
@@ -67,6 +73,12 @@ class H5Id {
   ~H5Id() { Reset(); }
 
   hid_t get() const { return id_; }
+  // The handle, no longer closed by this object.
+  hid_t Release() {
+    const hid_t id = id_;
+    id_ = -1;
+    return id;
+  }
   void Reset() {
     // Closing a file opened with MPI-IO is collective. A rank unwinding from an error must not
     // enter it: its peers are elsewhere, and it would wait forever instead of reaching the

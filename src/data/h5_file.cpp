@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 
 #include "cluster/mpi_check.h"
@@ -166,7 +167,8 @@ int64_t ParallelH5File::ChunkRows(const std::string& name) const {
   return static_cast<int64_t>(chunk[0]);
 }
 
-ParallelH5File::ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm) : path_(path), comm_(comm) {
+ParallelH5File::ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm)
+    : path_(path), comm_(comm), writing_(mode == Mode::kCreate) {
   SetUpHdf5();
   // Before HDF5's collective open: ranks that see different files would deadlock in it.
   if (mode == Mode::kRead && comm != MPI_COMM_NULL) AgreeOnFileIdentity(path, comm);
@@ -182,6 +184,19 @@ ParallelH5File::ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm
     throw DataError("cannot open '" + path + "' as an HDF5 file: " + stack + "; " + OpenFailureAdvice(stack));
   }
   file_ = H5Id(id, H5Fclose);
+}
+
+ParallelH5File::~ParallelH5File() {
+  if (writing_ && file_.get() >= 0 && std::uncaught_exceptions() > 0) NoteHdf5WriteLeftOpen();  // data/h5_check.h: why
+}
+
+void ParallelH5File::Close() {
+  read_datasets_.clear();
+  const hid_t id = file_.Release();
+  if (id >= 0 && H5Fclose(id) < 0) {
+    NoteHdf5WriteLeftOpen();
+    throw DataError("closing '" + path_ + "' failed: " + TakeHdf5ErrorStack());
+  }
 }
 
 bool ParallelH5File::HasDataset(const std::string& name) const {

@@ -38,6 +38,9 @@ class ParallelH5File : public RowFile {
   enum class Mode { kRead, kCreate };
   // Collective over comm. kCreate truncates `path`.
   ParallelH5File(const std::string& path, Mode mode, MPI_Comm comm);
+  ~ParallelH5File() override;
+  ParallelH5File(ParallelH5File&&) = default;
+  ParallelH5File& operator=(ParallelH5File&&) = default;
 
   const std::string& Path() const override { return path_; }
 
@@ -79,6 +82,11 @@ class ParallelH5File : public RowFile {
   // Collective: a string attribute on the root group.
   void WriteAttribute(const std::string& name, const std::string& value);
 
+  // Collective: closes the file, or fails with a DataError where HDF5 cannot (its last writes, the
+  // metadata and the file's size, happen here). Writers call it before their file is renamed into
+  // place; the destructor closes a file without checking.
+  void Close();
+
   // Pieces read straight into the caller's memory; pieces that pass through a buffer of their
   // own (WriteRows, convert's verify) are smaller, so that memory stays small as well as bounded.
   static constexpr int64_t kMaxPieceBytes = int64_t{256} << 20;
@@ -97,6 +105,7 @@ class ParallelH5File : public RowFile {
 
   std::string path_;
   MPI_Comm comm_;
+  bool writing_;  // created by this process (Mode::kCreate)
   H5Id file_;
   mutable uint32_t independent_fallback_ = 0;
   // After file_, so closed before it (a file opened with MPI-IO closes only without open objects).

@@ -80,6 +80,7 @@ void Write(const ConvertOptions& o, const SeedLayoutReader& seed, const std::str
       }
     });
   }
+  out.Close();
 }
 
 // Compares every sample of this rank's slice; returns the first differing sample or -1.

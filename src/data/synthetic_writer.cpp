@@ -45,6 +45,7 @@ void WriteChirpDataset(const std::string& path, int64_t rows, const ChirpOptions
     file.WriteRows("input", slice.begin, slice.Size(), fill(Part::kNoisy));
     file.WriteRows("target", slice.begin, slice.Size(), fill(Part::kClean));
     file.WriteRows("params", slice.begin, slice.Size(), fill(Part::kParams));
+    file.Close();
   });
   MPI_CHECK(MPI_Barrier(comm));
   if (rank == 0) CommitTemporaryFile(path);

@@ -157,6 +157,7 @@ std::string WritePredictions(const std::string& path, PredictInput& in, const Pr
       spdlog::info("predict: {:.0f}%", 100.0 * static_cast<double>(p + 1) / static_cast<double>(pieces));
     }
   }
+  out.Close();
   return shapes;
 }
 

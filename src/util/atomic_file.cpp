@@ -1,6 +1,8 @@
 #include "util/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -37,11 +39,37 @@ std::optional<double> FreeBytes(const std::filesystem::path& dir) {
   return static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
 }
 
+// The process's file-size limit in bytes (ulimit -f; a batch system may set it per job), if any.
+std::optional<double> FileSizeLimit() {
+  struct rlimit limit {};
+  if (getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  return static_cast<double>(limit.rlim_cur);
+}
+
+std::string FileSizeLimitNote() {
+  return "it reached this process's file-size limit of " + HumanBytes(FileSizeLimit().value_or(0)) +
+         " (ulimit -f): raise it (ulimit -f unlimited, or the batch system's file-size limit) or write less";
+}
+
+// Why a write failed, in the words of the user's fix: the errno as the system says it, and for a
+// file that reached the file-size limit (EFBIG: main ignores SIGXFSZ, so the write returns it) the
+// limit; else the usual suspects.
+std::string WriteFailure(const std::string& action, const std::string& path) {
+  if (errno == EFBIG && FileSizeLimit()) return action + " '" + path + "' failed: " + FileSizeLimitNote();
+  return SystemError(action, path) + " (disk full or quota exceeded?)";
+}
+
 }  // namespace
 
 std::string TemporaryPathFor(const std::string& path) { return path + ".tmp"; }
 
-std::string DiskFullNote(const std::string& path) {
+std::string NoRoomNote(const std::string& path) {
+  struct stat written {};
+  const std::optional<double> size_limit = FileSizeLimit();
+  if (size_limit && ::stat(TemporaryPathFor(path).c_str(), &written) == 0 &&
+      static_cast<double>(written.st_size) >= *size_limit) {
+    return FileSizeLimitNote();
+  }
   const std::filesystem::path dir = std::filesystem::absolute(path).parent_path();
   const std::optional<double> free_bytes = FreeBytes(dir);
   if (!free_bytes || *free_bytes >= (4 << 20)) return "";
@@ -62,9 +90,9 @@ void WriteTemporaryOrRemoveIt(const std::string& who, const std::string& path, b
   try {
     write();
   } catch (const DataError& e) {
+    const std::string no_room = NoRoomNote(path);  // before the temporary, whose size it may read, goes
     if (remove_temporary) std::remove(TemporaryPathFor(path).c_str());
-    const std::string full = DiskFullNote(path);
-    throw DataError(who + ": cannot write '" + path + "': " + (full.empty() ? std::string(e.what()) : full),
+    throw DataError(who + ": cannot write '" + path + "': " + (no_room.empty() ? std::string(e.what()) : no_room),
                     e.Agreed());
   }
 }
@@ -88,17 +116,17 @@ void WriteFileAtomically(const std::string& path, std::string_view bytes) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      std::string msg = SystemError("writing", tmp);
+      std::string msg = WriteFailure("writing", tmp);
       ::close(fd);
       ::unlink(tmp.c_str());
-      throw Error(msg + " (disk full or quota exceeded?)");
+      throw Error(msg);
     }
     done += static_cast<size_t>(n);
   }
   if (::close(fd) != 0) {
-    std::string msg = SystemError("closing", tmp);
+    std::string msg = WriteFailure("closing", tmp);
     ::unlink(tmp.c_str());
-    throw Error(msg + " (disk full or quota exceeded?)");
+    throw Error(msg);
   }
   CommitTemporaryFile(path);
 }

@@ -28,7 +28,9 @@ void WriteTemporaryOrRemoveIt(const std::string& who, const std::string& path, b
                               const std::function<void()>& write);
 
 // For a failed write whose library does not say why (HDF5 over MPI-IO: "file write failed"):
-// "the file system holding '<dir>' is full (12 KiB free)" when it has less than 4 MiB left, else "".
-std::string DiskFullNote(const std::string& path);
+// "it reached this process's file-size limit of 4 MiB (ulimit -f) ..." when the temporary is as large as
+// ulimit -f allows, "the file system holding '<dir>' is full (12 KiB free)" when it has less than
+// 4 MiB left, else "".
+std::string NoRoomNote(const std::string& path);
 
 }  // namespace ct

@@ -172,6 +172,23 @@ if [[ $(id -u) -eq 0 ]] && mkdir -p "$WORK/small" && mount -t tmpfs -o size=1600
 else
   echo "skipped: the disk-full case needs root to mount a small tmpfs"
 fi
+# A file-size limit (ulimit -f; some batch systems set one per job): the write fails naming the
+# limit, as one process and as two ranks, and leaves no file or temporary. A process used to be
+# killed by SIGXFSZ mid-write, or as one rank to crash in HDF5's clean-up as MPI finalized.
+"$BIN" make-data --out "$WORK/big.h5" -n 8000 -l 256 >/dev/null  # predict writes 8 MiB of recon
+mkdir -p "$WORK/limited"
+LIMIT="it reached this process's file-size limit of 4.0 MiB (ulimit -f)"
+for launch in "$BIN" "$MPIEXEC -n 2 $BIN"; do
+  (ulimit -f 4096
+   expect_failure 3 "predict: cannot write '$WORK/limited/pred.h5': $LIMIT" -- $launch predict \
+     --checkpoint "$WORK/ok/checkpoints/epoch-000001.pt" --data "$WORK/big.h5" --out "$WORK/limited/pred.h5") || exit 1
+  [[ -z $(ls "$WORK/limited") ]] || fail "predict left a file past the file-size limit: $(ls "$WORK/limited")"
+done
+# A checkpoint past it (hidden 1024: about 6.5 MB with Adam's moments).
+(ulimit -f 4096
+ expect_failure 1 "writing '$WORK/limited/run/checkpoints/epoch-000001.pt.tmp' failed: $LIMIT" -- "$BIN" train "${T[@]}" \
+   --set output.dir="$WORK/limited/run" --set train.epochs=1 --set model.hidden=[1024]) || exit 1
+[[ -z $(ls "$WORK/limited/run/checkpoints") ]] || fail "a checkpoint past the file-size limit was left: $(ls "$WORK/limited/run/checkpoints")"
 # srun without --mpi=pmix starts singletons: each sees a world of 1 while the step has 2 tasks.
 SLURM_STEP_NUM_TASKS=2 expect_failure 4 "MPI sees a world of 1" -- "$BIN" train "${T[@]}"
 [[ ! -e "$WORK/run/model.pt" ]] || fail "a failed run left a model.pt"
