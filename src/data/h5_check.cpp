@@ -3,7 +3,6 @@
 #include <H5PLpublic.h>
 
 #include <atomic>
-
 #include <vector>
 
 #include "data/lzf_filter.h"
