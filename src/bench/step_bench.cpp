@@ -9,6 +9,7 @@
 
 #include "cluster/gather_strings.h"
 #include "cluster/placement.h"
+#include "comm/make_communicator.h"
 #include "data/shard_loader.h"
 #include "model/forward.h"
 #include "model/make_model.h"
@@ -21,6 +22,10 @@
 
 namespace ct {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 double Median(std::vector<double> values) {
   std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
@@ -52,6 +57,26 @@ std::vector<Batch> DrawBatches(ShardLoader& rows, const Config& config, int rank
   for (int64_t i = 0; i < std::min<int64_t>(16, rows.Rows() / batch); ++i)
     batches.push_back(rows.ShuffledBatch(i, batch));
   return batches;
+}
+
+// One eager step's phases in seconds: forward (with the gradients' zeroing), backward and the
+// update (CPU: each phase has finished when the next begins). A split update: the ranks meet
+// first, untimed, as the gradients' all-reduce makes them meet in training; else its all-gather
+// would also time how far apart their backwards ended.
+std::array<double, 3> TimeEagerStep(Model& model, Optimizer& optimizer, const Batch& batch, const Config& config,
+                                    const c10::Device& device, Communicator* node_comm) {
+  auto start = Clock::now();
+  optimizer.ZeroGrad();
+  const at::Tensor loss = ForwardAndLoss(model, batch, config.train.precision).loss;
+  const double forward = SecondsSince(start);
+  start = Clock::now();
+  loss.backward();
+  const double backward = SecondsSince(start);
+  if (node_comm) node_comm->Barrier();
+  start = Clock::now();
+  optimizer.Step(config.train.lr);
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+  return {forward, backward, SecondsSince(start)};
 }
 
 // One JSON line, machine-readable for bench/run.sh: samples/s per process from the mean step over
@@ -88,7 +113,11 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   const std::vector<at::Tensor> params = model->Parameters();
   const bool fused = options.adam == "fused" || (options.adam == "auto" && device.is_cuda());
   const bool one_pass = options.adam == "auto" || options.adam == "one-pass";
-  const std::unique_ptr<Optimizer> owned = MakeOptimizer(config.train, params, OwnGradients(params), fused, one_pass);
+  // As in training, a node's ranks split the one-pass update (runtime.shard_optimizer): its
+  // time then includes the all-gather of the parameters.
+  const std::unique_ptr<Communicator> node_comm = MakeOptimizerShardCommunicator(config.runtime, world, device);
+  const std::unique_ptr<Optimizer> owned =
+      MakeOptimizer(config.train, params, OwnGradients(params), fused, one_pass, node_comm.get());
   Optimizer& optimizer = *owned;
   // runtime.cuda_graph=on on a GPU: the step replayed from one graph, as training replays it.
   std::unique_ptr<GraphStep> graph;
@@ -104,38 +133,28 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
     optimizer.StepOnDevice(lr_on_device);
     return loss.detach();
   };
-  // Where a step's time goes, per phase (CPU: each phase has finished when the next begins;
-  // on CUDA only the whole step is timed, as per-phase syncs would change it).
+  // Where a step's time goes, per phase (on CUDA only the whole step is timed, as per-phase
+  // syncs would change it).
   std::vector<double> seconds, forward_s, backward_s, optimizer_s;
-  using Clock = std::chrono::steady_clock;
-  const auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   for (int i = 0; i < options.warmup + options.steps; ++i) {
     const Batch& b = batches[static_cast<size_t>(i) % batches.size()];
-    const auto start = Clock::now();
+    std::array<double, 3> phases = {0, 0, 0};  // one graph: no phases
+    double step = 0;
     if (graph) {
+      const auto start = Clock::now();
       graph->Run(b, graph_body);
       optimizer.CountStep();
       torch::cuda::synchronize(device.index());
-      if (i >= options.warmup) {
-        seconds.push_back(since(start));
-        forward_s.push_back(0);  // one graph: no phases
-        backward_s.push_back(0);
-        optimizer_s.push_back(0);
-      }
-      continue;
+      step = SecondsSince(start);
+    } else {
+      phases = TimeEagerStep(*model, optimizer, b, config, device, node_comm.get());
+      step = phases[0] + phases[1] + phases[2];
     }
-    optimizer.ZeroGrad();
-    const at::Tensor loss = ForwardAndLoss(*model, b, config.train.precision).loss;
-    const double forward = since(start);
-    loss.backward();
-    const double backward = since(start) - forward;
-    optimizer.Step(config.train.lr);
-    if (device.is_cuda()) torch::cuda::synchronize(device.index());
     if (i >= options.warmup) {
-      seconds.push_back(since(start));
-      forward_s.push_back(forward);
-      backward_s.push_back(backward);
-      optimizer_s.push_back(seconds.back() - forward - backward);
+      seconds.push_back(step);
+      forward_s.push_back(phases[0]);
+      backward_s.push_back(phases[1]);
+      optimizer_s.push_back(phases[2]);
     }
   }
   const double step = Median(seconds);

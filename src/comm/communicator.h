@@ -48,6 +48,10 @@ class Communicator {
   virtual at::Tensor AllGather(const at::Tensor& tensor) = 0;
   // Returns when every rank has called it.
   virtual void Barrier() = 0;
+  // In place, on every rank: each rank's ShardOf part of `flat` (1-d, contiguous) <- that rank's
+  // values, so that every rank ends with the whole tensor. For an optimizer whose ranks each
+  // updated one part (train/flat_adam.h). The MPI backend has it; others throw a CommError.
+  virtual void AllGatherShards(at::Tensor& flat);
 
   // Best-effort teardown on the fatal path, so that no peer waits on this rank. Bounded: it
   // returns within seconds even where the library's abort waits for peers.
@@ -67,6 +71,15 @@ class Communicator {
   // thread could otherwise call Abort() on it in between.
   void Unregister();
 };
+
+// Rank `rank`'s part of `numel` elements split over `size` ranks: [begin, end), in rank order,
+// in whole units of 16 elements (the last may be shorter), the first ranks one unit more than the
+// others where the units do not divide evenly.
+struct ShardRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+ShardRange ShardOf(int64_t numel, int rank, int size);
 
 // Calls Abort() on every live communicator (the fatal path in main).
 void AbortAllCommunicators();

@@ -51,4 +51,10 @@ std::unique_ptr<Communicator> MakeCommunicator(const RuntimeConfig& runtime, con
   return std::make_unique<MpiCommunicator>(world.Comm());
 }
 
+std::unique_ptr<Communicator> MakeOptimizerShardCommunicator(const RuntimeConfig& runtime, const MpiWorld& world,
+                                                             const c10::Device& device) {
+  if (!runtime.shard_optimizer || !device.is_cpu() || world.LocalSize() < 2) return nullptr;
+  return std::make_unique<MpiCommunicator>(world.LocalComm());
+}
+
 }  // namespace ct

@@ -19,6 +19,12 @@ BackendChoice ChooseBackend(const RuntimeConfig& runtime, const c10::Device& dev
 std::unique_ptr<Communicator> MakeCommunicator(const RuntimeConfig& runtime, const MpiWorld& world,
                                                const c10::Device& device);
 
+// The ranks on this node, over MPI, where runtime.shard_optimizer splits the optimizer's update
+// among them: CPU training with more than one rank on the node. Null elsewhere (a GPU's
+// optimizer streams its own memory, so nothing is repeated there). No communication.
+std::unique_ptr<Communicator> MakeOptimizerShardCommunicator(const RuntimeConfig& runtime, const MpiWorld& world,
+                                                             const c10::Device& device);
+
 // The backends this binary was built with, e.g. "mpi, nccl".
 std::string BuiltBackends();
 

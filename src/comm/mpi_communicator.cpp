@@ -200,6 +200,27 @@ at::Tensor MpiCommunicator::AllGather(const at::Tensor& tensor) {
   return all;
 }
 
+void MpiCommunicator::AllGatherShards(at::Tensor& flat) {
+  CheckTensor(flat, "all-gather of shards");
+  const MPI_Datatype type = MpiType(flat);
+  if (size_ == 1) return;
+  // MPI's counts and offsets are int: a flat buffer up to 2^31 - 1 elements (8 GiB of float32).
+  if (flat.numel() > INT_MAX) {
+    throw CommError("MPI backend all-gather of shards: " + std::to_string(flat.numel()) +
+                    " elements, more than MPI's int counts reach (" + ProcessIdentity() +
+                    "); set runtime.shard_optimizer=false");
+  }
+  std::vector<int> counts(size_), offsets(size_);
+  for (int r = 0; r < size_; ++r) {
+    const ShardRange part = ShardOf(flat.numel(), r, size_);
+    counts[r] = static_cast<int>(part.end - part.begin);
+    offsets[r] = static_cast<int>(part.begin);
+  }
+  Drain();
+  MPI_CHECK(
+      MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, flat.data_ptr(), counts.data(), offsets.data(), type, comm_));
+}
+
 void MpiCommunicator::Barrier() {
   Drain();
   MPI_CHECK(MPI_Barrier(comm_));

@@ -32,6 +32,7 @@ class MpiCommunicator : public Communicator {
   void Broadcast(at::Tensor& tensor, int root) override;
   at::Tensor AllGather(const at::Tensor& tensor) override;
   void Barrier() override;
+  void AllGatherShards(at::Tensor& flat) override;
 
  private:
   struct Job;

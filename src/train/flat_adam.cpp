@@ -23,6 +23,7 @@ FlatAdam::FlatAdam(std::vector<at::Tensor> params, std::vector<GradientBucket> g
     one_pass_ = one_pass_ && g.params.device().is_cpu() && g.params.scalar_type() == at::kFloat &&
                 g.grads.scalar_type() == at::kFloat && g.params.is_contiguous() && g.grads.is_contiguous();
   }
+  sharded_ = one_pass_ && settings_.shard_over != nullptr && settings_.shard_over->Size() > 1;
 }
 
 std::string FlatAdam::Describe() const {
@@ -32,7 +33,11 @@ std::string FlatAdam::Describe() const {
          std::to_string(flat_.Groups().size()) + " flat buffer(s), " +
          (fused_      ? "LibTorch's fused kernel"
           : one_pass_ ? "one vectorised pass over the buffers on the rank's threads"
-                      : "five vectorised passes (no fused kernel here)");
+                      : "five vectorised passes (no fused kernel here)") +
+         (sharded_
+              ? ", split over the node's " + std::to_string(settings_.shard_over->Size()) + " ranks (each updates 1/" +
+                    std::to_string(settings_.shard_over->Size()) + ", then they all-gather the parameters)"
+              : "");
 }
 
 bool FlatAdam::HasFusedKernel(const c10::Device& device) {
@@ -96,6 +101,7 @@ void FlatAdam::StepOnDevice(const at::Tensor& lr) {
 // compiled with -fopenmp: with LibTorch's OpenMP backend at::parallel_for's parallel region is
 // in the header, and would run serially here otherwise. The OpenMP runtime is LibTorch's own
 // (libgomp.so.1, loaded once by its soname, the pip wheel's copy included).
+// Sharded: this rank's part of each group only, then the parameters all-gathered.
 void FlatAdam::OnePassStep(double lr) {
   const AdamSettings& s = settings_;
   const AdamScalars scalars = MakeAdamScalars(lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.decoupled, steps_);
@@ -105,9 +111,20 @@ void FlatAdam::OnePassStep(double lr) {
     const float* grad = g.grads.data_ptr<float>();
     float* exp_avg = exp_avg_[i].data_ptr<float>();
     float* exp_avg_sq = exp_avg_sq_[i].data_ptr<float>();
-    at::parallel_for(0, g.params.numel(), /*grain_size=*/1 << 15, [&](int64_t begin, int64_t end) {
+    const ShardRange part = sharded_ ? ShardOf(g.params.numel(), s.shard_over->Rank(), s.shard_over->Size())
+                                     : ShardRange{0, g.params.numel()};
+    at::parallel_for(part.begin, part.end, /*grain_size=*/1 << 15, [&](int64_t begin, int64_t end) {
       AdamUpdate(param + begin, grad + begin, exp_avg + begin, exp_avg_sq + begin, end - begin, scalars);
     });
+    if (sharded_) s.shard_over->AllGatherShards(g.params);
+  }
+}
+
+void FlatAdam::GatherState() {
+  if (!sharded_) return;
+  for (size_t i = 0; i < exp_avg_.size(); ++i) {
+    settings_.shard_over->AllGatherShards(exp_avg_[i]);
+    settings_.shard_over->AllGatherShards(exp_avg_sq_[i]);
   }
 }
 

@@ -22,6 +22,12 @@ struct AdamSettings {
   bool decoupled = true;  // AdamW: p *= 1 - lr * weight_decay before the update; else Adam: g += wd * p
   bool fused = true;      // LibTorch's fused kernel where it has one for the device (HasFusedKernel)
   bool one_pass = true;   // else, on the CPU with float32 buffers: one pass of train/adam_cpu.h
+  // The one-pass update split over these ranks (runtime.shard_optimizer: a node's ranks): each
+  // updates its ShardOf part of every buffer, then they all-gather the parameters. The ranks on
+  // a node share its memory bandwidth, and Adam streams 28 bytes per parameter: done by every
+  // rank, that traffic is repeated once per rank. The moments' other parts stay stale until
+  // GatherState(). Null, or one rank: every rank updates everything.
+  Communicator* shard_over = nullptr;
 };
 
 class FlatAdam : public Optimizer {
@@ -31,6 +37,7 @@ class FlatAdam : public Optimizer {
   std::string Describe() const override;
   void ZeroGrad() override;
   void Step(double lr) override;
+  void GatherState() override;
 
   // Whether this LibTorch has a fused Adam kernel for `device` (CUDA from 2.0, CPU from 2.4).
   static bool HasFusedKernel(const c10::Device& device);
@@ -67,6 +74,7 @@ class FlatAdam : public Optimizer {
   int64_t steps_ = 0;
   bool fused_ = false;
   bool one_pass_ = false;          // train/adam_cpu.h's kernel (CPU, float32, not fused_)
+  bool sharded_ = false;           // one_pass_ split over settings_.shard_over's ranks
   bool device_steps_set_ = false;  // the groups' step tensors hold steps_ (StepOnDevice)
 };
 

@@ -43,14 +43,19 @@ class Optimizer {
   virtual const char* CheckpointKey() const = 0;
   virtual std::vector<std::string> StateNames() const = 0;
   virtual at::Tensor State(size_t param, size_t name) const = 0;
+  // Collective, on every rank before State() is read: an optimizer whose update is split over
+  // ranks (FlatAdam's shard_over) completes its state from the other ranks' parts.
+  virtual void GatherState() {}
   virtual const std::vector<at::Tensor>& Params() const = 0;
 };
 
 // The optimizer train.optimizer names, over `params` in the flat layout of `buckets`.
 // `fused`: LibTorch's fused kernel where the optimizer and device have one (training: on CUDA);
 // else `one_pass`: Adam's own one-pass CPU kernel (train/adam_cpu.h); else ATen's elementwise
-// passes. `bench step --adam` chooses among them for a side-by-side measurement.
+// passes. `bench step --adam` chooses among them for a side-by-side measurement. `shard_over`:
+// the ranks that split Adam's one-pass update (runtime.shard_optimizer; null: none).
 std::unique_ptr<Optimizer> MakeOptimizer(const TrainConfig& train, std::vector<at::Tensor> params,
-                                         std::vector<GradientBucket> buckets, bool fused, bool one_pass = true);
+                                         std::vector<GradientBucket> buckets, bool fused, bool one_pass = true,
+                                         Communicator* shard_over = nullptr);
 
 }  // namespace ct

@@ -224,7 +224,10 @@ void Trainer::BuildOptimizerAndSchedules() {
   // become views). Fused kernels on CUDA only: LibTorch's CPU kernel reads its step count with
   // item() every step, a host read that the no-sync invariant of the loop
   // (tests/e2e/run_outputs.sh) forbids.
-  optimizer_ = MakeOptimizer(train, model_->Parameters(), sync_->Buckets(), /*fused=*/device_.is_cuda());
+  // On the CPU the ranks of a node split Adam's update (runtime.shard_optimizer).
+  node_comm_ = MakeOptimizerShardCommunicator(config_.runtime, world_, device_);
+  optimizer_ = MakeOptimizer(train, model_->Parameters(), sync_->Buckets(), /*fused=*/device_.is_cuda(),
+                             /*one_pass=*/true, node_comm_.get());
   if (lead_) spdlog::info("optimizer: {}", optimizer_->Describe());
   step_runner_ = std::make_unique<StepRunner>(config_, world_, device_,
                                               StepParts{*model_, *sync_, *comm_, *optimizer_, *train_, *lr_});
@@ -477,7 +480,9 @@ bool Trainer::UpdateSchedules(const EpochRecord& record) {
 }
 
 // Rank 0 writes checkpoints/epoch-NNNNNN[.step-SSSSSS].pt atomically and prunes old ones.
+// Collective: a split optimizer's state is gathered first.
 void Trainer::SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch, const at::Tensor& partial_losses) {
+  optimizer_->GatherState();
   if (!lead_) return;
   Heartbeat("checkpoint");
   trace::Span span("checkpoint", "epoch", trace::Timing::kHost);
@@ -488,7 +493,9 @@ void Trainer::SaveCheckpoint(int64_t epochs_done, int64_t step_in_epoch, const a
 
 // The epoch just ended is the best so far: rank 0 replaces best.pt (the state dict, like
 // model.pt) and checkpoints/best.pt (a full checkpoint, for resuming or predict), atomically.
+// Collective, as SaveCheckpoint.
 void Trainer::SaveBest(int64_t epochs_done) {
+  optimizer_->GatherState();
   if (!lead_) return;
   Heartbeat("best model");
   trace::Span span("best model", "epoch", trace::Timing::kHost);

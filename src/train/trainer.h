@@ -101,6 +101,7 @@ class Trainer {
   Monitor monitor_;                        // train.monitor: what the plateau, early stop and best.pt follow
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<GradientSync> sync_;
+  std::unique_ptr<Communicator> node_comm_;  // the node's ranks, where they split the optimizer's update
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<StepRunner> step_runner_;  // one optimizer step, eager or captured
   std::optional<LrSchedule> lr_;

@@ -120,6 +120,7 @@ struct RuntimeConfig {
   double bucket_mb = 25.0;                           // gradient bucket size (PyTorch DDP's default)
   bool overlap = true;                               // all-reduce buckets during backward
   Precision allreduce_precision = Precision::kFp32;  // bf16: gradients sent as bfloat16, half the bytes
+  bool shard_optimizer = true;                       // CPU: a node's ranks split Adam's update (train/flat_adam.h)
   double comm_timeout_s = 60.0;                      // NCCL watchdog: a collective stuck this long ends the job
   double watchdog_s = 60.0;                          // a rank without progress this long ends the job (0: off)
 };

@@ -565,6 +565,12 @@ std::vector<ConfigKey> RuntimeKeys() {
           "runtime.allreduce_precision",
           "gradients all-reduced as fp32, or as bf16 (half the bytes; averaged in bfloat16)",
           [](Config & c) -> auto& { return c.runtime.allreduce_precision; }),
+      Boolean(
+          "runtime.shard_optimizer",
+          "CPU, Adam/AdamW: the ranks on a node split the update (each updates 1/N of the parameters and moments, "
+          "then they all-gather the parameters) instead of each streaming all of it through the memory they share; "
+          "the same numbers either way",
+          [](Config & c) -> auto& { return c.runtime.shard_optimizer; }),
       Real(
           "runtime.comm_timeout_s", "NCCL: a collective running longer than this aborts the job (a peer died or hangs)",
           [](Config & c) -> auto& { return c.runtime.comm_timeout_s; }, 0.0, true),

@@ -1,5 +1,6 @@
 # Checkpoints and exact resume: a run stopped after epoch 2 and resumed continues exactly as
-# an uninterrupted run (CPU, same world size: every loss, lr and weight bit for bit).
+# an uninterrupted run (CPU, same world size: every loss, lr and weight bit for bit); Adam split
+# over the ranks (runtime.shard_optimizer) trains as unsplit Adam, bit for bit.
 source "$(dirname "$0")/common.sh"
 need_python
 tiny_data "$WORK" 1024
@@ -7,7 +8,13 @@ T=(--config configs/tiny.yaml --set data.train="$WORK/train.h5" --set data.val="
    --set train.plateau.patience=0 --set train.plateau.threshold=0.05)   # make the lr drop, to test its state
 train2() { "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" "$@"; }
 
-train2 --set output.dir="$WORK/straight" --set train.epochs=4 >/dev/null
+train2 --set output.dir="$WORK/straight" --set train.epochs=4 >"$WORK/straight.txt"
+# runtime.shard_optimizer (the default): the node's 2 ranks split Adam's update. The same run
+# with every rank updating everything gives the same losses and weights, bit for bit.
+grep -q "optimizer: Adam .*split over the node's 2 ranks" "$WORK/straight.txt" || { cat "$WORK/straight.txt"; fail "Adam was not split"; }
+train2 --set output.dir="$WORK/unsplit" --set train.epochs=4 --set runtime.shard_optimizer=false >"$WORK/unsplit.txt"
+grep -q "optimizer: Adam over" "$WORK/unsplit.txt" || fail "no optimizer line"
+! grep -q "split over" "$WORK/unsplit.txt" || fail "runtime.shard_optimizer=false still split Adam"
 train2 --set output.dir="$WORK/resumed" --set train.epochs=2 >/dev/null
 train2 --set output.dir="$WORK/resumed" --set train.epochs=4 --resume auto | tee "$WORK/resume.txt"
 grep -q "resumed from .*epoch-000002.pt: epoch 2 done" "$WORK/resume.txt" || fail "did not resume from epoch 2"
@@ -20,8 +27,10 @@ runs.same_records(f"{w}/straight", f"{w}/resumed", keys, epochs=4)
 a = runs.records(f"{w}/straight")
 assert len({r["lr"] for r in a}) > 1, "the lr never dropped: the plateau state was not exercised"
 runs.same_weights(f"{w}/straight", f"{w}/resumed")
+runs.same_records(f"{w}/straight", f"{w}/unsplit", keys, epochs=4)
+runs.same_weights(f"{w}/straight", f"{w}/unsplit")
 assert len(open(f"{w}/resumed/metrics.csv").read().splitlines()) == 5
-print("ok: resumed run equals the uninterrupted run bit for bit; lrs", [r["lr"] for r in a])
+print("ok: resumed run equals the uninterrupted run, and Adam split over ranks the unsplit one, bit for bit; lrs", [r["lr"] for r in a])
 PYEOF
 
 # The optimizer seam: SGD with momentum (train.optimizer=sgd) checkpoints its momentum buffers

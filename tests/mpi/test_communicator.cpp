@@ -25,6 +25,38 @@ TEST(MpiCommunicator, AllReduceSumsAndAveragesOddSizesAndDtypes) {
   EXPECT_TRUE(test::AllRanksAgree(at::allclose(avg, at::full({333}, (w - 1) / 2.0f))));
 }
 
+// Sizes below, at and above the number of ranks (some parts empty, some one element longer).
+TEST(MpiCommunicator, AllGatherShardsGivesEveryRankEveryRanksPart) {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const int w = comm.Size(), r = comm.Rank();
+  for (int64_t n : {int64_t{1}, int64_t{16} * w, int64_t{16} * w + 1, int64_t{1001}, int64_t{65537}}) {
+    // The parts tile [0, n) in rank order, start on 16-element units, and hold the same number
+    // of units to within one.
+    const int64_t units = (n + 15) / 16;
+    int64_t covered = 0;
+    for (int k = 0; k < w; ++k) {
+      const ShardRange part = ShardOf(n, k, w);
+      EXPECT_EQ(part.begin, covered) << "n=" << n << " rank " << k;
+      EXPECT_TRUE(part.begin % 16 == 0 || part.begin == n) << "n=" << n << " rank " << k;
+      const int64_t part_units = (part.end - part.begin + 15) / 16;
+      EXPECT_TRUE(part_units == units / w || part_units == units / w + 1) << "n=" << n << " rank " << k;
+      covered = part.end;
+    }
+    EXPECT_EQ(covered, n);
+    // Each rank writes (its rank + 1) x index into its part, -1 elsewhere.
+    const ShardRange mine = ShardOf(n, r, w);
+    at::Tensor t = at::full({n}, -1.0f);
+    t.narrow(0, mine.begin, mine.end - mine.begin).copy_(at::arange(mine.begin, mine.end, at::kFloat) * (r + 1));
+    comm.AllGatherShards(t);
+    at::Tensor want = at::empty({n});
+    for (int k = 0; k < w; ++k) {
+      const ShardRange part = ShardOf(n, k, w);
+      want.narrow(0, part.begin, part.end - part.begin).copy_(at::arange(part.begin, part.end, at::kFloat) * (k + 1));
+    }
+    EXPECT_TRUE(test::AllRanksAgree(t.equal(want))) << "n=" << n;
+  }
+}
+
 TEST(MpiCommunicator, BroadcastCopiesTheRootsTensor) {
   MpiCommunicator comm(MPI_COMM_WORLD);
   const int root = comm.Size() - 1;
