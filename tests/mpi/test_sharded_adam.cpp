@@ -46,8 +46,7 @@ void CheckSharded(const std::string& name, double weight_decay, bool decoupled) 
   if (comm.Size() > 1) {
     for (const GradientBucket& bucket : buckets) {
       const at::Tensor start = adam.State(bucket.params.front(), 0);
-      const at::Tensor flat =
-          at::empty({0}).set_(start.storage(), start.storage_offset(), {bucket.grads.numel()}, {1});
+      const at::Tensor flat = at::empty({0}).set_(start.storage(), start.storage_offset(), {bucket.grads.numel()}, {1});
       EXPECT_TRUE(test::AllRanksAgree(ZeroOutsideMyPart(flat, comm))) << name;
     }
   }
