@@ -19,13 +19,12 @@
 #include "train/optimizer.h"
 #include "util/error.h"
 #include "util/logging.h"
+#include "util/seconds.h"
 
 namespace ct {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 double Median(std::vector<double> values) {
   std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());

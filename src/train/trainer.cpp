@@ -24,6 +24,7 @@
 #include "util/heartbeat.h"
 #include "util/logging.h"
 #include "util/process_memory.h"
+#include "util/seconds.h"
 #include "util/test_stop.h"
 #include "util/trace.h"
 
@@ -31,8 +32,6 @@ namespace ct {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // The files the run reads, with the keys that name them (for --overwrite's check).
 std::vector<std::pair<std::string, std::string>> InputFilesOf(const Config& config) {

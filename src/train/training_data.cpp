@@ -14,13 +14,12 @@
 #include "train/memory_check.h"
 #include "util/error.h"
 #include "util/logging.h"
+#include "util/seconds.h"
 
 namespace ct {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Before any row or weight is allocated: one step of the model on one batch, beside the
 // validation rows, must fit the memory of the device the rank trains on (the smallest over
