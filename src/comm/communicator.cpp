@@ -44,6 +44,10 @@ void Communicator::AllGatherShards(at::Tensor& /*flat*/) {
                   " backend cannot all-gather shards (an optimizer split over ranks needs the mpi backend)");
 }
 
+NodeSharedBuffers Communicator::NodeSharedZeros(const std::vector<int64_t>& /*numels*/) {
+  return {{}, "the " + Name() + " backend has no node-shared memory"};
+}
+
 // In whole units of 16 elements (a 64-byte cache line of float32): a part then starts where
 // a vectorised loop over the whole buffer would be at a vector's start, so an elementwise update
 // of the parts gives the numbers of one over the whole, bit for bit.

@@ -24,6 +24,12 @@ class Work {
   virtual std::optional<std::chrono::steady_clock::time_point> DoneAt() const { return std::nullopt; }
 };
 
+// Buffers every rank of a communicator maps at once (Communicator::NodeSharedZeros).
+struct NodeSharedBuffers {
+  std::vector<at::Tensor> buffers;  // empty when they could not be had
+  std::string why_not;              // then: why, naming the rank, the path and the fix
+};
+
 class Communicator {
  public:
   Communicator();
@@ -52,6 +58,10 @@ class Communicator {
   // values, so that every rank ends with the whole tensor. For an optimizer whose ranks each
   // updated one part (train/flat_adam.h). The MPI backend has it; others throw a CommError.
   virtual void AllGatherShards(at::Tensor& flat);
+  // Collective: zero 1-d float32 CPU buffers of these sizes, the same memory on every rank, for
+  // ranks that share a host (comm/node_shared_memory.h); or none, with why, on every rank. The
+  // MPI backend has them; others answer none.
+  virtual NodeSharedBuffers NodeSharedZeros(const std::vector<int64_t>& numels);
 
   // Best-effort teardown on the fatal path, so that no peer waits on this rank. Bounded: it
   // returns within seconds even where the library's abort waits for peers.

@@ -6,6 +6,7 @@
 #include <c10/util/BFloat16.h>
 
 #include "cluster/mpi_check.h"
+#include "comm/node_shared_memory.h"
 #include "util/error.h"
 #include "util/trace.h"
 
@@ -219,6 +220,11 @@ void MpiCommunicator::AllGatherShards(at::Tensor& flat) {
   Drain();
   MPI_CHECK(
       MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, flat.data_ptr(), counts.data(), offsets.data(), type, comm_));
+}
+
+NodeSharedBuffers MpiCommunicator::NodeSharedZeros(const std::vector<int64_t>& numels) {
+  Drain();
+  return MapNodeSharedZeros(comm_, numels);
 }
 
 void MpiCommunicator::Barrier() {

@@ -33,6 +33,7 @@ class MpiCommunicator : public Communicator {
   at::Tensor AllGather(const at::Tensor& tensor) override;
   void Barrier() override;
   void AllGatherShards(at::Tensor& flat) override;
+  NodeSharedBuffers NodeSharedZeros(const std::vector<int64_t>& numels) override;
 
  private:
   struct Job;

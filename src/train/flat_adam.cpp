@@ -10,20 +10,66 @@
 
 namespace ct {
 
-FlatAdam::FlatAdam(std::vector<at::Tensor> params, std::vector<GradientBucket> groups, AdamSettings settings)
-    : flat_(std::move(params), std::move(groups)), settings_(settings) {
-  exp_avg_ = flat_.ZerosPerGroup();
-  exp_avg_sq_ = flat_.ZerosPerGroup();
-  for (const FlatParams::Group& g : flat_.Groups()) step_.push_back(at::zeros({}, g.grads.options().dtype(at::kFloat)));
-  const auto& flat_groups = flat_.Groups();
-  fused_ = settings_.fused && !flat_groups.empty() && HasFusedKernel(flat_groups.front().grads.device()) &&
-           flat_groups.front().grads.scalar_type() == at::kFloat;
-  one_pass_ = !fused_ && settings_.one_pass && !flat_groups.empty();
-  for (const FlatParams::Group& g : flat_groups) {
-    one_pass_ = one_pass_ && g.params.device().is_cpu() && g.params.scalar_type() == at::kFloat &&
-                g.grads.scalar_type() == at::kFloat && g.params.is_contiguous() && g.grads.is_contiguous();
+namespace {
+
+enum class Kernel { kFused, kOnePass, kPasses };
+
+// LibTorch's fused kernel where asked for and it has one; else our one pass over contiguous
+// float32 CPU buffers (the parameters' flat buffers are made like the gradients'); else ATen's passes.
+Kernel ChooseKernel(const std::vector<GradientBucket>& groups, const AdamSettings& settings) {
+  if (groups.empty()) return Kernel::kPasses;
+  const at::Tensor& first = groups.front().grads;
+  if (settings.fused && FlatAdam::HasFusedKernel(first.device()) && first.scalar_type() == at::kFloat) {
+    return Kernel::kFused;
   }
-  sharded_ = one_pass_ && settings_.shard_over != nullptr && settings_.shard_over->Size() > 1;
+  bool one_pass = settings.one_pass;
+  for (const GradientBucket& g : groups) {
+    one_pass = one_pass && g.grads.device().is_cpu() && g.grads.scalar_type() == at::kFloat && g.grads.is_contiguous();
+  }
+  return one_pass ? Kernel::kOnePass : Kernel::kPasses;
+}
+
+// Collective over the node's ranks: per group its parameters, then its first moments, then its
+// second moments, in memory they all map; none where that cannot be had (node.why_not says why).
+NodeSharedBuffers MapNodeState(const std::vector<GradientBucket>& groups, Communicator& node) {
+  std::vector<int64_t> numels;
+  for (int kind = 0; kind < 3; ++kind) {
+    for (const GradientBucket& g : groups) numels.push_back(g.grads.numel());
+  }
+  return node.NodeSharedZeros(numels);
+}
+
+}  // namespace
+
+FlatAdam::FlatAdam(std::vector<at::Tensor> params, std::vector<GradientBucket> groups, AdamSettings settings)
+    : settings_(settings),
+      fused_(ChooseKernel(groups, settings) == Kernel::kFused),
+      one_pass_(ChooseKernel(groups, settings) == Kernel::kOnePass),
+      sharded_(one_pass_ && settings.shard_over != nullptr && settings.shard_over->Size() > 1),
+      node_(sharded_ && settings.node_shared ? MapNodeState(groups, *settings.shard_over) : NodeSharedBuffers{}),
+      // Shared: the node's first rank copies the values in, the others find them there.
+      flat_(std::move(params), groups, SharedPart(0), !Shared() || settings.shard_over->Rank() == 0) {
+  exp_avg_ = Shared() ? SharedPart(1) : flat_.ZerosPerGroup();
+  exp_avg_sq_ = Shared() ? SharedPart(2) : flat_.ZerosPerGroup();
+  for (const FlatParams::Group& g : flat_.Groups()) step_.push_back(at::zeros({}, g.grads.options().dtype(at::kFloat)));
+  if (Shared()) settings_.shard_over->Barrier();  // no rank reads the parameters before they are there
+}
+
+std::vector<at::Tensor> FlatAdam::SharedPart(size_t kind) const {
+  if (!Shared()) return {};
+  const size_t groups = node_.buffers.size() / 3;
+  return {node_.buffers.begin() + static_cast<std::ptrdiff_t>(kind * groups),
+          node_.buffers.begin() + static_cast<std::ptrdiff_t>((kind + 1) * groups)};
+}
+
+std::string FlatAdam::SplitDescription() const {
+  const std::string n = std::to_string(settings_.shard_over->Size());
+  if (Shared()) {
+    return ", split over the node's " + n + " ranks (each updates 1/" + n +
+           " in place: the parameters and moments are kept once per node, in shared memory)";
+  }
+  return ", split over the node's " + n + " ranks (each updates 1/" + n + ", then they all-gather the parameters" +
+         (settings_.node_shared ? "; no shared memory: " + node_.why_not : "") + ")";
 }
 
 std::string FlatAdam::Describe() const {
@@ -34,10 +80,7 @@ std::string FlatAdam::Describe() const {
          (fused_      ? "LibTorch's fused kernel"
           : one_pass_ ? "one vectorised pass over the buffers on the rank's threads"
                       : "five vectorised passes (no fused kernel here)") +
-         (sharded_
-              ? ", split over the node's " + std::to_string(settings_.shard_over->Size()) + " ranks (each updates 1/" +
-                    std::to_string(settings_.shard_over->Size()) + ", then they all-gather the parameters)"
-              : "");
+         (sharded_ ? SplitDescription() : "");
 }
 
 bool FlatAdam::HasFusedKernel(const c10::Device& device) {
@@ -101,7 +144,8 @@ void FlatAdam::StepOnDevice(const at::Tensor& lr) {
 // compiled with -fopenmp: with LibTorch's OpenMP backend at::parallel_for's parallel region is
 // in the header, and would run serially here otherwise. The OpenMP runtime is LibTorch's own
 // (libgomp.so.1, loaded once by its soname, the pip wheel's copy included).
-// Sharded: this rank's part of each group only, then the parameters all-gathered.
+// Sharded: this rank's part of each group only, then the parameters all-gathered, or, in
+// node-shared memory, the node's ranks meet.
 void FlatAdam::OnePassStep(double lr) {
   const AdamSettings& s = settings_;
   const AdamScalars scalars = MakeAdamScalars(lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.decoupled, steps_);
@@ -116,12 +160,15 @@ void FlatAdam::OnePassStep(double lr) {
     at::parallel_for(part.begin, part.end, /*grain_size=*/1 << 15, [&](int64_t begin, int64_t end) {
       AdamUpdate(param + begin, grad + begin, exp_avg + begin, exp_avg_sq + begin, end - begin, scalars);
     });
-    if (sharded_) s.shard_over->AllGatherShards(g.params);
+    if (sharded_ && !Shared()) s.shard_over->AllGatherShards(g.params);
   }
+  // Shared: the other ranks' parts are written before any rank's next forward reads them.
+  if (Shared()) s.shard_over->Barrier();
 }
 
 void FlatAdam::GatherState() {
-  if (!sharded_) return;
+  if (Shared()) settings_.shard_over->Barrier();  // every part is in place: nothing to gather
+  if (!sharded_ || Shared()) return;
   for (size_t i = 0; i < exp_avg_.size(); ++i) {
     settings_.shard_over->AllGatherShards(exp_avg_[i]);
     settings_.shard_over->AllGatherShards(exp_avg_sq_[i]);

@@ -28,6 +28,11 @@ struct AdamSettings {
   // rank, that traffic is repeated once per rank. The moments' other parts stay stale until
   // GatherState(). Null, or one rank: every rank updates everything.
   Communicator* shard_over = nullptr;
+  // The split's parameters and moments in memory the node's ranks share (Communicator::
+  // NodeSharedZeros): each rank updates its part in place and the others read it there, so a
+  // barrier replaces the all-gather, and the node holds one copy of them instead of one per
+  // rank. Where the node cannot share memory (a full /dev/shm) the split all-gathers instead.
+  bool node_shared = true;
 };
 
 class FlatAdam : public Optimizer {
@@ -67,15 +72,23 @@ class FlatAdam : public Optimizer {
   template <class Lr>
   void RunFusedKernel(const Lr& lr);  // flat_adam.cpp only
 
-  FlatParams flat_;
+  // Declared in the order the constructor decides them: the kernel, the split, the shared
+  // memory, and then where the parameters go.
   AdamSettings settings_;
+  bool fused_ = false;
+  bool one_pass_ = false;   // train/adam_cpu.h's kernel (CPU, float32, not fused_)
+  bool sharded_ = false;    // one_pass_ split over settings_.shard_over's ranks
+  NodeSharedBuffers node_;  // sharded_ and node_shared: per group the parameters, then both moments
+  FlatParams flat_;
   std::vector<at::Tensor> exp_avg_, exp_avg_sq_;  // per group, flat
   std::vector<at::Tensor> step_;                  // per group: the fused kernel's step count, [] float32
   int64_t steps_ = 0;
-  bool fused_ = false;
-  bool one_pass_ = false;          // train/adam_cpu.h's kernel (CPU, float32, not fused_)
-  bool sharded_ = false;           // one_pass_ split over settings_.shard_over's ranks
   bool device_steps_set_ = false;  // the groups' step tensors hold steps_ (StepOnDevice)
+
+  std::string SplitDescription() const;
+  bool Shared() const { return !node_.buffers.empty(); }
+  // Group buffers of one kind from node_: 0 the parameters, 1 and 2 the moments.
+  std::vector<at::Tensor> SharedPart(size_t kind) const;
 };
 
 }  // namespace ct

@@ -6,15 +6,23 @@
 
 namespace ct {
 
-FlatParams::FlatParams(std::vector<at::Tensor> params, std::vector<GradientBucket> buckets)
+FlatParams::FlatParams(std::vector<at::Tensor> params, std::vector<GradientBucket> buckets,
+                       std::vector<at::Tensor> storage, bool copy_values)
     : params_(std::move(params)) {
   c10::NoGradGuard no_grad;
   group_of_.assign(params_.size(), buckets.size());
   offset_of_.assign(params_.size(), 0);
+  if (!storage.empty() && storage.size() != buckets.size()) {
+    throw Error("optimizer: " + std::to_string(storage.size()) + " parameter buffers for " +
+                std::to_string(buckets.size()) + " buckets");
+  }
   for (size_t g = 0; g < buckets.size(); ++g) {
     Group group;
     group.grads = buckets[g].grads;
-    group.params = at::empty_like(group.grads);
+    group.params = storage.empty() ? at::empty_like(group.grads) : storage[g];
+    if (group.params.sizes() != group.grads.sizes() || group.params.dtype() != group.grads.dtype()) {
+      throw Error("optimizer: a bucket's parameter buffer differs from its gradient buffer in size or dtype");
+    }
     int64_t offset = 0;
     for (size_t i : buckets[g].params) {
       group_of_.at(i) = g;
@@ -27,7 +35,7 @@ FlatParams::FlatParams(std::vector<at::Tensor> params, std::vector<GradientBucke
     // model (and anything holding the parameter) sees the same tensor, now flat underneath.
     for (size_t i : buckets[g].params) {
       at::Tensor place = View(group.params, i);
-      place.copy_(params_[i]);
+      if (copy_values) place.copy_(params_[i]);
       params_[i].set_data(place);
     }
   }

@@ -20,8 +20,11 @@ class FlatParams {
   };
 
   // Throws ct::Error if a parameter belongs to no bucket or a bucket's parameters do not fill
-  // its gradient buffer.
-  FlatParams(std::vector<at::Tensor> params, std::vector<GradientBucket> buckets);
+  // its gradient buffer. `storage`: where each bucket's parameters go (a buffer of its size, e.g.
+  // node-shared memory), or empty for new buffers; `copy_values`: whether this rank copies the
+  // parameters' values there (false: another rank sharing the storage does).
+  FlatParams(std::vector<at::Tensor> params, std::vector<GradientBucket> buckets, std::vector<at::Tensor> storage = {},
+             bool copy_values = true);
 
   std::vector<Group>& Groups() { return groups_; }
   const std::vector<Group>& Groups() const { return groups_; }
