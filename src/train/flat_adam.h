@@ -23,15 +23,17 @@ struct AdamSettings {
   bool fused = true;      // LibTorch's fused kernel where it has one for the device (HasFusedKernel)
   bool one_pass = true;   // else, on the CPU with float32 buffers: one pass of train/adam_cpu.h
   // The one-pass update split over these ranks (runtime.shard_optimizer: a node's ranks): each
-  // updates its ShardOf part of every buffer, then they all-gather the parameters. The ranks on
-  // a node share its memory bandwidth, and Adam streams 28 bytes per parameter: done by every
-  // rank, that traffic is repeated once per rank. The moments' other parts stay stale until
-  // GatherState(). Null, or one rank: every rank updates everything.
+  // updates its ShardOf part of every buffer (see node_shared for how the others see it). The
+  // ranks on a node share its memory bandwidth, and Adam streams 28 bytes per parameter: done by
+  // every rank, that traffic is repeated once per rank. Null, or one rank: every rank updates
+  // everything.
   Communicator* shard_over = nullptr;
   // The split's parameters and moments in memory the node's ranks share (Communicator::
   // NodeSharedZeros): each rank updates its part in place and the others read it there, so a
   // barrier replaces the all-gather, and the node holds one copy of them instead of one per
-  // rank. Where the node cannot share memory (a full /dev/shm) the split all-gathers instead.
+  // rank. Where the node cannot share memory (a full /dev/shm), or with this false, the ranks
+  // all-gather the parameters after each update, and the moments' other parts stay stale until
+  // GatherState().
   bool node_shared = true;
 };
 
