@@ -167,8 +167,11 @@ void FlatAdam::OnePassStep(double lr) {
 }
 
 void FlatAdam::GatherState() {
-  if (Shared()) settings_.shard_over->Barrier();  // every part is in place: nothing to gather
-  if (!sharded_ || Shared()) return;
+  if (!sharded_) return;
+  if (Shared()) {
+    settings_.shard_over->Barrier();  // every part is in place: nothing to gather
+    return;
+  }
   for (size_t i = 0; i < exp_avg_.size(); ++i) {
     settings_.shard_over->AllGatherShards(exp_avg_[i]);
     settings_.shard_over->AllGatherShards(exp_avg_sq_[i]);
