@@ -12,6 +12,7 @@
 #include "cluster/cpu_plan.h"
 #include "cluster/gather_strings.h"
 #include "cluster/openmp_env.h"
+#include "cluster/rank_lines.h"
 #include "util/launcher_env.h"
 #include "util/logging.h"
 
@@ -28,18 +29,6 @@ std::vector<CpuSet> GpuLocality(const Topology& topology, int local_size, const 
     if (ancestor && ancestor->cpuset) near[q] = CpuSet(ancestor->cpuset);
   }
   return near;
-}
-
-// "0-3,5" for sorted ranks.
-std::string RankRanges(const std::vector<int>& ranks) {
-  std::string text;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    text += (text.empty() ? "" : ",") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
-    i = j + 1;
-  }
-  return text;
 }
 
 // The CPU arithmetic settings and LibTorch's thread pools, before any pool starts (so that every

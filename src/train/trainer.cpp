@@ -9,6 +9,7 @@
 #include "cluster/gather_strings.h"
 #include "cluster/placement.h"
 #include "cluster/preemption.h"
+#include "cluster/rank_lines.h"
 #include "comm/make_communicator.h"
 #include "model/forward.h"
 #include "model/make_model.h"
@@ -227,7 +228,8 @@ void Trainer::BuildOptimizerAndSchedules() {
   node_comm_ = MakeOptimizerShardCommunicator(config_.runtime, world_, device_);
   optimizer_ = MakeOptimizer(train, model_->Parameters(), sync_->Buckets(), /*fused=*/device_.is_cuda(),
                              /*one_pass=*/true, node_comm_.get());
-  if (lead_) spdlog::info("optimizer: {}", optimizer_->Describe());
+  // Per node: a node whose /dev/shm cannot hold the split Adam's copy all-gathers instead.
+  LogLinePerRanks(world_, "optimizer", optimizer_->Describe());
   step_runner_ = std::make_unique<StepRunner>(config_, world_, device_,
                                               StepParts{*model_, *sync_, *comm_, *optimizer_, *train_, *lr_});
   early_stop_.emplace(train.plateau, train.early_stop_patience);

@@ -5,8 +5,10 @@
 # as ssh gives). 2 ranks a node. Checked: the gradient-sync tests (N ranks equal 1 rank) pass
 # across the nodes; the placement report shows both hosts, local ranks from 0 on each and each
 # node's 2 ranks on their own cores; the 2-node run equals the same 4 ranks on one host bit for
-# bit; SIGUSR1 to mpirun stops every rank on both nodes at one step with a checkpoint (exit 75)
-# and the resumed run equals the uninterrupted one; a rank killed on node B ends the job.
+# bit, also where node-b's /dev/shm is too small for the split Adam (it all-gathers, and the log
+# says so for node-b alone); SIGUSR1 to mpirun stops every rank on both nodes at one step with a
+# checkpoint (exit 75) and the resumed run equals the uninterrupted one; a rank killed on node B
+# ends the job.
 # Extra argument: the mpi_tests binary. Skipped, with the reason, where namespaces cannot be made.
 source "$(dirname "$0")/common.sh"
 source tests/nodes/checks.sh
@@ -41,6 +43,27 @@ echo "ok: placement: 2 ranks on node-a and 2 on node-b, local ranks 0 and 1 on e
 "$MPIEXEC" -n 4 --bind-to none "$BIN" train "${T[@]}" --set output.dir="$WORK/one" >/dev/null 2>&1 || fail "the 1-host run failed"
 same_run "$WORK/two" "$WORK/one" 3 || fail "the 2-node run differs from the same ranks on one host"
 echo "ok: the 2-node run equals 4 ranks on one host bit for bit"
+
+# 2b. A node whose /dev/shm cannot hold the split Adam's one copy (node-b's: a 256 KiB tmpfs in a
+# mount namespace of its own, which on_node.sh enters) all-gathers instead, and trains the same
+# numbers; rank 0's log names each node's way with its ranks and host. Open MPI's own shared
+# memory goes to $WORK meanwhile.
+if touch "$NODES/mnt-node-b" &&
+   unshare --mount="$NODES/mnt-node-b" --propagation private mount -t tmpfs -o size=256k tmpfs /dev/shm 2>/dev/null; then
+  rc=0
+  timeout 300 "${MPIRUN[@]}" --mca btl_vader_backing_directory "$WORK" "$BIN" train "${T[@]}" \
+    --set output.dir="$WORK/shm" >"$WORK/shm.txt" 2>&1 || rc=$?
+  umount "$NODES/mnt-node-b" && rm -f "$NODES/mnt-node-b"
+  [[ $rc -eq 0 ]] || { cat "$WORK/shm.txt"; fail "the 2-node run with node-b's /dev/shm full failed"; }
+  grep -q "optimizer: ranks 0-1 (node-a): Adam .*split over the node's 2 ranks .*in shared memory" "$WORK/shm.txt" &&
+    grep -q "optimizer: ranks 2-3 (node-b): Adam .*then they all-gather the parameters; no shared memory: rank 0 of the node: /dev/shm has 0.2 MiB free" "$WORK/shm.txt" ||
+    { cat "$WORK/shm.txt"; fail "the log does not name node-a's shared and node-b's all-gathered Adam"; }
+  same_run "$WORK/two" "$WORK/shm" 3 || fail "node-b's all-gathered Adam changed the run"
+  echo "ok: node-b's /dev/shm full: its ranks all-gather, the log names both nodes' ways, the run is the same bit for bit"
+else
+  rm -f "$NODES/mnt-node-b"
+  echo "note: no mount namespace with its own /dev/shm here: the per-node fallback was not run"
+fi
 
 # 3. Preemption: SIGUSR1 to mpirun (what Slurm's --signal reaches) goes to every rank on both
 # nodes; all stop at one step with a checkpoint, exit 75, and the resumed run equals run 2.
