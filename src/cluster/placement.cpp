@@ -10,6 +10,7 @@
 #include "cluster/gpu_assignment.h"
 #include "cluster/gpu_pci.h"
 #include "cluster/openblas_kernel.h"
+#include "cluster/rank_lines.h"
 #include "cluster/tf32.h"
 #include "util/error.h"
 #include "util/logging.h"
@@ -101,11 +102,13 @@ Placement PlaceThisRank(const Config& config, const MpiWorld& world) {
   placement.binding = BindThisRank(config.runtime, world, gpus.bus_id_by_local_rank);
   ReportBindings(world, placement.binding, placement.device.str());
   const Tf32Decision tf32 = ApplyTf32(config.runtime.tf32, placement.device);
-  if (world.Rank() == 0) spdlog::info("{}", tf32.reason);
-  if (world.Rank() == 0 && !placement.device.is_cuda()) {
-    spdlog::info("{}", DescribeBlas());
-    if (const std::string restart = OpenBlasRestartNote(); !restart.empty()) spdlog::info("{}", restart);
-    if (const std::string mismatch = BlasMismatch(); !mismatch.empty()) spdlog::warn("{}", mismatch);
+  // Per rank, each line once with the ranks that have it: a job may mix nodes of different GPU
+  // or CPU kinds, or with another BLAS installed.
+  LogLinePerRanks(world, tf32.reason);
+  if (!placement.device.is_cuda()) {  // every rank agrees on the device kind
+    LogLinePerRanks(world, DescribeBlas());
+    LogLinePerRanks(world, OpenBlasRestartNote());
+    LogLinePerRanks(world, BlasMismatch(), LineLevel::kWarning);
   }
   return placement;
 }

@@ -38,11 +38,12 @@ std::string RankRanges(const std::vector<int>& ranks) {
 
 std::vector<std::string> LinesByRanks(const std::vector<std::string>& lines, const std::vector<std::string>& hosts) {
   if (lines.empty() || std::all_of(lines.begin(), lines.end(), [&](const std::string& l) { return l == lines[0]; })) {
-    return lines.empty() ? lines : std::vector<std::string>{lines[0]};
+    return lines.empty() || lines[0].empty() ? std::vector<std::string>{} : std::vector<std::string>{lines[0]};
   }
   std::vector<std::string> distinct;  // in the order of each line's first rank
   std::vector<std::vector<int>> ranks_of;
   for (int r = 0; r < static_cast<int>(lines.size()); ++r) {
+    if (lines[static_cast<size_t>(r)].empty()) continue;
     const auto at = std::find(distinct.begin(), distinct.end(), lines[static_cast<size_t>(r)]);
     if (at == distinct.end()) {
       distinct.push_back(lines[static_cast<size_t>(r)]);
@@ -60,7 +61,7 @@ std::vector<std::string> LinesByRanks(const std::vector<std::string>& lines, con
   return out;
 }
 
-void LogLinePerRanks(const MpiWorld& world, const std::string& what, const std::string& line) {
+void LogLinePerRanks(const MpiWorld& world, const std::string& line, LineLevel level) {
   // One gather of "host\nline": the host names carry no newline.
   const std::vector<std::string> records = GatherStrings(world.Comm(), world.Host() + "\n" + line, 0);
   if (world.Rank() != 0) return;
@@ -71,7 +72,9 @@ void LogLinePerRanks(const MpiWorld& world, const std::string& what, const std::
     hosts.push_back(record.substr(0, cut));
     lines.push_back(record.substr(cut + 1));
   }
-  for (const std::string& text : LinesByRanks(lines, hosts)) spdlog::info("{}: {}", what, text);
+  for (const std::string& text : LinesByRanks(lines, hosts)) {
+    spdlog::log(level == LineLevel::kWarning ? spdlog::level::warn : spdlog::level::info, "{}", text);
+  }
 }
 
 }  // namespace ct

@@ -229,7 +229,7 @@ void Trainer::BuildOptimizerAndSchedules() {
   optimizer_ = MakeOptimizer(train, model_->Parameters(), sync_->Buckets(), /*fused=*/device_.is_cuda(),
                              /*one_pass=*/true, node_comm_.get());
   // Per node: a node whose /dev/shm cannot hold the split Adam's copy all-gathers instead.
-  LogLinePerRanks(world_, "optimizer", optimizer_->Describe());
+  LogLinePerRanks(world_, "optimizer: " + optimizer_->Describe());
   step_runner_ = std::make_unique<StepRunner>(config_, world_, device_,
                                               StepParts{*model_, *sync_, *comm_, *optimizer_, *train_, *lr_});
   early_stop_.emplace(train.plateau, train.early_stop_patience);

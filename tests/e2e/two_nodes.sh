@@ -6,9 +6,9 @@
 # across the nodes; the placement report shows both hosts, local ranks from 0 on each and each
 # node's 2 ranks on their own cores; the 2-node run equals the same 4 ranks on one host bit for
 # bit, also where node-b's /dev/shm is too small for the split Adam (it all-gathers, and the log
-# says so for node-b alone); SIGUSR1 to mpirun stops every rank on both nodes at one step with a
-# checkpoint (exit 75) and the resumed run equals the uninterrupted one; a rank killed on node B
-# ends the job.
+# says so for node-b alone); node-b with another BLAS kernel has its own BLAS line; SIGUSR1 to
+# mpirun stops every rank on both nodes at one step with a checkpoint (exit 75) and the resumed
+# run equals the uninterrupted one; a rank killed on node B ends the job.
 # Extra argument: the mpi_tests binary. Skipped, with the reason, where namespaces cannot be made.
 source "$(dirname "$0")/common.sh"
 source tests/nodes/checks.sh
@@ -55,8 +55,8 @@ if touch "$NODES/mnt-node-b" &&
     --set output.dir="$WORK/shm" >"$WORK/shm.txt" 2>&1 || rc=$?
   umount "$NODES/mnt-node-b" && rm -f "$NODES/mnt-node-b"
   [[ $rc -eq 0 ]] || { cat "$WORK/shm.txt"; fail "the 2-node run with node-b's /dev/shm full failed"; }
-  grep -q "optimizer: ranks 0-1 (node-a): Adam .*split over the node's 2 ranks .*in shared memory" "$WORK/shm.txt" &&
-    grep -q "optimizer: ranks 2-3 (node-b): Adam .*then they all-gather the parameters; no shared memory: rank 0 of the node: /dev/shm has 0.2 MiB free" "$WORK/shm.txt" ||
+  grep -q "ranks 0-1 (node-a): optimizer: Adam .*split over the node's 2 ranks .*in shared memory" "$WORK/shm.txt" &&
+    grep -q "ranks 2-3 (node-b): optimizer: Adam .*then they all-gather the parameters; no shared memory: rank 0 of the node: /dev/shm has 0.2 MiB free" "$WORK/shm.txt" ||
     { cat "$WORK/shm.txt"; fail "the log does not name node-a's shared and node-b's all-gathered Adam"; }
   same_run "$WORK/two" "$WORK/shm" 3 || fail "node-b's all-gathered Adam changed the run"
   echo "ok: node-b's /dev/shm full: its ranks all-gather, the log names both nodes' ways, the run is the same bit for bit"
@@ -64,6 +64,16 @@ else
   rm -f "$NODES/mnt-node-b"
   echo "note: no mount namespace with its own /dev/shm here: the per-node fallback was not run"
 fi
+
+# 2c. Nodes of different kinds in one job: node-b's ranks run OpenBLAS's Sandybridge kernel (MKL's
+# AVX path in the pip build), as on an older CPU, and the start-up BLAS line is one per node.
+ON_NODE_B='[[ $(hostname) != node-b ]] || export OPENBLAS_CORETYPE=Sandybridge MKL_ENABLE_INSTRUCTIONS=AVX; exec "$@"'
+timeout 300 "${MPIRUN[@]}" bash -c "$ON_NODE_B" _ "$BIN" train "${T[@]}" --set train.epochs=1 \
+  --set output.dir="$WORK/kinds" >"$WORK/kinds.txt" 2>&1 || { cat "$WORK/kinds.txt"; fail "the 2-node run with node-b's other BLAS kernel failed"; }
+grep -q "ranks 0-1 (node-a): BLAS: " "$WORK/kinds.txt" &&
+  grep -qE "ranks 2-3 \(node-b\): BLAS: .*(kernel Sandybridge|MKL_ENABLE_INSTRUCTIONS=AVX)" "$WORK/kinds.txt" ||
+  { cat "$WORK/kinds.txt"; fail "the log does not name each node's BLAS"; }
+echo "ok: node-b with another BLAS kernel: the start-up BLAS line names each node's"
 
 # 3. Preemption: SIGUSR1 to mpirun (what Slurm's --signal reaches) goes to every rank on both
 # nodes; all stop at one step with a checkpoint, exit 75, and the resumed run equals run 2.

@@ -27,6 +27,12 @@ TEST(RankLines, EachDistinctLineOnceWithItsRanksAndHosts) {
   EXPECT_EQ(LinesByRanks({"x", "y"}, {"h", "h"}), (std::vector<std::string>{"rank 0 (h): x", "rank 1 (h): y"}));
 }
 
+TEST(RankLines, RanksWithNothingToSayAreLeftOut) {
+  EXPECT_TRUE(LinesByRanks({"", "", ""}, {"a", "a", "b"}).empty());
+  EXPECT_EQ(LinesByRanks({"", "", "MKL takes its generic path on this AMD CPU"}, {"intel", "intel", "amd"}),
+            std::vector<std::string>{"rank 2 (amd): MKL takes its generic path on this AMD CPU"});
+}
+
 TEST(RankLines, NamesAtMostFourHostsOfALine) {
   std::vector<std::string> lines(7, "slow");
   lines[0] = "fast";
