@@ -1,5 +1,6 @@
 #include "comm/node_shared_memory.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <spdlog/fmt/fmt.h>
 #include <sys/mman.h>
@@ -9,6 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -41,6 +44,27 @@ std::string SegmentName() {
   static std::atomic<int> count{0};
   std::random_device random;
   return fmt::format("/clustertrain-{}-{}-{:08x}", getpid(), count++, random());
+}
+
+// A name outlives its creator only if the creator died between creating it and every rank's
+// mapping it (a rank failing during start-up), and then its pages hold the node's memory until
+// it is unlinked. The node's first rank removes the names whose creator no longer runs before
+// it creates its own. A process of another pid namespace that shares /dev/shm looks ended from
+// here: removing its name in its few milliseconds of start-up only makes its ranks all-gather.
+void RemoveSegmentsOfEndedProcesses() {
+  DIR* dir = opendir(kShmDir);
+  if (!dir) return;
+  while (const dirent* entry = readdir(dir)) {
+    int pid = 0;
+    int end = 0;
+    const std::string file = entry->d_name;
+    if (std::sscanf(file.c_str(), "clustertrain-%d-%*d-%*8x%n", &pid, &end) != 1 ||
+        end != static_cast<int>(file.size()) || pid <= 0) {
+      continue;  // not a name of SegmentName's
+    }
+    if (kill(pid, 0) != 0 && errno == ESRCH) shm_unlink(("/" + file).c_str());  // EPERM: it runs
+  }
+  closedir(dir);
 }
 
 std::string MapFd(int fd, size_t bytes, const std::string& path, Mapping& map) {
@@ -107,6 +131,7 @@ NodeSharedBuffers MapNodeSharedZeros(MPI_Comm comm, const std::vector<int64_t>& 
   std::string why;
   std::string name;
   if (rank == 0) {
+    RemoveSegmentsOfEndedProcesses();
     name = SegmentName();
     why = Create(name, bytes, *map);
   }

@@ -1,10 +1,14 @@
 // comm/node_shared_memory: buffers that every rank of a node maps at once. A rank's writes are
 // seen by the others after a barrier; the segment's name is gone from /dev/shm once mapped; a
-// request /dev/shm cannot hold is refused on every rank with why, instead of a SIGBUS later.
+// request /dev/shm cannot hold is refused on every rank with why, instead of a SIGBUS later; a
+// name left by a process that ended is removed, one of a running process kept.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "comm/mpi_communicator.h"
@@ -60,6 +64,38 @@ TEST(NodeSharedMemory, MoreThanDevShmHoldsIsRefusedOnEveryRankWithWhy) {
   if (comm.Rank() == 0) {
     EXPECT_FALSE(SegmentOfThisProcessLeft());
   }
+}
+
+// Creates /dev/shm/NAME with a few bytes in it, as a segment left behind would be.
+void LeaveSegment(const std::string& name) {
+  const int fd = shm_open(("/" + name).c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(fd, 0) << name;
+  ASSERT_EQ(ftruncate(fd, 4096), 0);
+  close(fd);
+}
+
+TEST(NodeSharedMemory, NamesLeftByEndedProcessesAreRemovedOthersKept) {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  // No process has the pid pid_max (pids are below it): a creator that ended.
+  int pid_max = 0;
+  std::ifstream("/proc/sys/kernel/pid_max") >> pid_max;
+  ASSERT_GT(pid_max, 0);
+  const std::string ended = "clustertrain-" + std::to_string(pid_max) + "-0-0badf00d";
+  const std::string running = "clustertrain-" + std::to_string(getpid()) + "-999-0badf00d";
+  const std::string other = "clustertrain-notes-" + std::to_string(getpid());
+  if (comm.Rank() == 0) {
+    for (const std::string& name : {ended, running, other}) LeaveSegment(name);
+  }
+  comm.Barrier();
+  const NodeSharedBuffers shared = comm.NodeSharedZeros({4});
+  EXPECT_TRUE(test::AllRanksAgree(shared.buffers.size() == 1)) << shared.why_not;
+  if (comm.Rank() == 0) {
+    EXPECT_FALSE(std::filesystem::exists("/dev/shm/" + ended)) << "a name left by an ended process stays";
+    EXPECT_TRUE(std::filesystem::exists("/dev/shm/" + running)) << "a running process's name was removed";
+    EXPECT_TRUE(std::filesystem::exists("/dev/shm/" + other)) << "a name not of clustertrain's form was removed";
+    for (const std::string& name : {ended, running, other}) shm_unlink(("/" + name).c_str());
+  }
+  comm.Barrier();
 }
 
 }  // namespace
