@@ -6,7 +6,8 @@
 # across the nodes; the placement report shows both hosts, local ranks from 0 on each and each
 # node's 2 ranks on their own cores; the 2-node run equals the same 4 ranks on one host bit for
 # bit, also where node-b's /dev/shm is too small for the split Adam (it all-gathers, and the log
-# says so for node-b alone); node-b with another BLAS kernel has its own BLAS line; SIGUSR1 to
+# says so for node-b alone), and 1 rank on node-a with 2 on node-b (only node-b splits Adam)
+# equals 3 unsplit ranks; node-b with another BLAS kernel has its own BLAS line; SIGUSR1 to
 # mpirun stops every rank on both nodes at one step with a checkpoint (exit 75) and the resumed
 # run equals the uninterrupted one; a rank killed on node B ends the job.
 # Extra argument: the mpi_tests binary. Skipped, with the reason, where namespaces cannot be made.
@@ -20,8 +21,8 @@ trap 'tests/nodes/fake_nodes.sh stop "$NODES"; rm -rf "$WORK"' EXIT
 export CT_NODES_DIR="$NODES"
 printf 'node-a slots=2\nnode-b slots=2\n' >"$WORK/hostfile"
 # What a user types on a 2-node allocation, started on the first node.
-MPIRUN=(tests/nodes/on_node.sh "$NODES" node-a "$MPIEXEC" --hostfile "$WORK/hostfile" -n 4
-        --mca plm_rsh_agent "$PWD/tests/nodes/rsh_agent.sh" --mca btl self,vader,tcp --bind-to none)
+MPI_FLAGS=(--mca plm_rsh_agent "$PWD/tests/nodes/rsh_agent.sh" --mca btl self,vader,tcp --bind-to none)
+MPIRUN=(tests/nodes/on_node.sh "$NODES" node-a "$MPIEXEC" --hostfile "$WORK/hostfile" -n 4 "${MPI_FLAGS[@]}")
 tiny_data "$WORK" 4096  # 32 steps an epoch at 4 ranks x 32 rows
 
 # 1. Gradients across the nodes equal a 1-rank run's (the bucketed and plain sync tests).
@@ -65,7 +66,21 @@ else
   echo "note: no mount namespace with its own /dev/shm here: the per-node fallback was not run"
 fi
 
-# 2c. Nodes of different kinds in one job: node-b's ranks run OpenBLAS's Sandybridge kernel (MKL's
+# 2c. Uneven nodes (1 rank on node-a, 2 on node-b): node-b's ranks split Adam, node-a's one rank
+# updates all of it alone, and the run equals the same 3 ranks on one host unsplit, bit for bit.
+printf 'node-a slots=1\nnode-b slots=2\n' >"$WORK/uneven-hosts"
+timeout 300 tests/nodes/on_node.sh "$NODES" node-a "$MPIEXEC" --hostfile "$WORK/uneven-hosts" -n 3 \
+  "${MPI_FLAGS[@]}" "$BIN" train "${T[@]}" --set output.dir="$WORK/uneven" >"$WORK/uneven.txt" 2>&1 ||
+  { cat "$WORK/uneven.txt"; fail "the uneven 2-node run failed"; }
+grep -q "rank 0 (node-a): optimizer: Adam over 1 flat buffer(s), one vectorised pass over the buffers on the rank's threads$" "$WORK/uneven.txt" &&
+  grep -q "ranks 1-2 (node-b): optimizer: Adam .*split over the node's 2 ranks .*in shared memory" "$WORK/uneven.txt" ||
+  { cat "$WORK/uneven.txt"; fail "the log does not name node-a's whole and node-b's split Adam"; }
+"$MPIEXEC" -n 3 --bind-to none "$BIN" train "${T[@]}" --set runtime.shard_optimizer=false \
+  --set output.dir="$WORK/three" >/dev/null 2>&1 || fail "the 3-rank run on one host failed"
+same_run "$WORK/uneven" "$WORK/three" 3 || fail "the uneven 2-node run differs from 3 unsplit ranks on one host"
+echo "ok: uneven nodes (1 + 2 ranks): node-b splits Adam, node-a does not, the run equals 3 unsplit ranks bit for bit"
+
+# 2d. Nodes of different kinds in one job: node-b's ranks run OpenBLAS's Sandybridge kernel (MKL's
 # AVX path in the pip build), as on an older CPU, and the start-up BLAS line is one per node.
 ON_NODE_B='[[ $(hostname) != node-b ]] || export OPENBLAS_CORETYPE=Sandybridge MKL_ENABLE_INSTRUCTIONS=AVX; exec "$@"'
 timeout 300 "${MPIRUN[@]}" bash -c "$ON_NODE_B" _ "$BIN" train "${T[@]}" --set train.epochs=1 \
