@@ -6,9 +6,10 @@
 // The segment's name is unlinked as soon as every rank has mapped it, so nothing is left in
 // /dev/shm whatever happens next; each rank unmaps its mapping alone when the last tensor on it
 // is freed (no collective on the error path). A name left by a creator that died before that
-// (a rank failing during start-up) is removed by the next job's first rank on the node. The free space of /dev/shm is
-// checked and the pages reserved up front: a tmpfs too small for the buffers (Docker's 64 MiB default) would otherwise
-// end a rank with SIGBUS on first touch, not with an error.
+// (a rank failing during start-up) is removed by the next job's first rank on the node. The free
+// space of /dev/shm is checked and the pages reserved up front: a tmpfs too small for the buffers
+// (Docker's 64 MiB default) would otherwise end a rank with SIGBUS on first touch, not with an
+// error.
 #pragma once
 
 #include <mpi.h>

@@ -228,7 +228,8 @@ void Trainer::BuildOptimizerAndSchedules() {
   node_comm_ = MakeOptimizerShardCommunicator(config_.runtime, world_, device_);
   optimizer_ = MakeOptimizer(train, model_->Parameters(), sync_->Buckets(), /*fused=*/device_.is_cuda(),
                              /*one_pass=*/true, node_comm_.get());
-  // Per node: a node whose /dev/shm cannot hold the split Adam's copy all-gathers instead.
+  // Per node: a node whose /dev/shm cannot hold the split Adam's copy all-gathers instead, and a
+  // node with one rank does not split.
   LogLinePerRanks(world_, "optimizer: " + optimizer_->Describe());
   step_runner_ = std::make_unique<StepRunner>(config_, world_, device_,
                                               StepParts{*model_, *sync_, *comm_, *optimizer_, *train_, *lr_});
