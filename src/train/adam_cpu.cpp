@@ -1,6 +1,11 @@
 #include "train/adam_cpu.h"
 
+#include <algorithm>
 #include <cmath>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 
 namespace ct {
 
@@ -21,6 +26,38 @@ AdamScalars MakeAdamScalars(double lr, double beta1, double beta2, double eps, d
 
 namespace {
 
+// A parameter line that another core has read (the rank's other threads in the GEMMs, or, with
+// the update split over a node's ranks in shared memory, the other ranks in their forward) is
+// only written after that core's copy is invalidated, and a store waits for it. The hardware
+// prefetcher asks for lines for reading, which does not help; asking for each parameter line
+// for writing (PREFETCHW) 4 KiB ahead does. Measured with two processes on two cores, each
+// updating its half of a shared array that both read between updates: 0.56-0.91 ms without,
+// 0.47-0.49 ms with, as fast as in private memory (0.47 ms). Blocks of 64 floats keep the
+// inner loop as vectorised as before.
+constexpr int64_t kBlock = 64;         // floats: four cache lines, eight AVX2 vectors
+constexpr int64_t kWriteAhead = 1024;  // floats: 4 KiB
+
+bool CpuPrefetchesForWrite() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 8)) != 0;  // PRFCHW
+#else
+  return true;  // __builtin_prefetch for writing is the architecture's own (ARM: PRFM PSTL1KEEP)
+#endif
+}
+
+const bool kPrefetchForWrite = CpuPrefetchesForWrite();
+
+inline void PrefetchForWrite(const float* address) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  // GCC emits PREFETCHW for __builtin_prefetch(p, 1) only where the target enables it, which
+  // neither clone below does; the CPU has it (kPrefetchForWrite).
+  asm volatile("prefetchw %0" : : "m"(*reinterpret_cast<const char*>(address)));
+#else
+  __builtin_prefetch(address, /*rw=*/1, /*locality=*/3);
+#endif
+}
+
 // One loop per kind of weight decay, so that no element pays for a term it does not have (and a
 // non-finite parameter never enters a gradient through a zero decay). This file is compiled
 // with -fno-math-errno, so that std::sqrt vectorises (the argument is never negative).
@@ -30,16 +67,22 @@ __attribute__((target_clones("avx2", "default")))
 #endif
 void Update(float* __restrict param, const float* __restrict grad, float* __restrict exp_avg,
             float* __restrict exp_avg_sq, int64_t n, const AdamScalars s) {
-  for (int64_t i = 0; i < n; ++i) {
-    float p = param[i];
-    if constexpr (kDecoupled) p = p * s.decoupled_scale;
-    float g = grad[i];
-    if constexpr (kL2) g = g + s.l2 * p;
-    const float m = exp_avg[i] * s.beta1 + s.one_minus_beta1 * g;
-    const float v = exp_avg_sq[i] * s.beta2 + s.one_minus_beta2 * g * g;
-    exp_avg[i] = m;
-    exp_avg_sq[i] = v;
-    param[i] = p + s.neg_step_size * m / (std::sqrt(v) / s.bias_correction2_sqrt + s.eps);
+  for (int64_t begin = 0; begin < n; begin += kBlock) {
+    if (kPrefetchForWrite && begin + kWriteAhead < n) {
+      for (int64_t line = 0; line < kBlock; line += 16) PrefetchForWrite(param + begin + kWriteAhead + line);
+    }
+    const int64_t end = std::min(begin + kBlock, n);
+    for (int64_t i = begin; i < end; ++i) {
+      float p = param[i];
+      if constexpr (kDecoupled) p = p * s.decoupled_scale;
+      float g = grad[i];
+      if constexpr (kL2) g = g + s.l2 * p;
+      const float m = exp_avg[i] * s.beta1 + s.one_minus_beta1 * g;
+      const float v = exp_avg_sq[i] * s.beta2 + s.one_minus_beta2 * g * g;
+      exp_avg[i] = m;
+      exp_avg_sq[i] = v;
+      param[i] = p + s.neg_step_size * m / (std::sqrt(v) / s.bias_correction2_sqrt + s.eps);
+    }
   }
 }
 
