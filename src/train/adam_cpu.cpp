@@ -29,11 +29,11 @@ namespace {
 // A parameter line that another core has read (the rank's other threads in the GEMMs, or, with
 // the update split over a node's ranks in shared memory, the other ranks in their forward) is
 // only written after that core's copy is invalidated, and a store waits for it. The hardware
-// prefetcher asks for lines for reading, which does not help; asking for each parameter line
-// for writing (PREFETCHW) 4 KiB ahead does. Measured with two processes on two cores, each
-// updating its half of a shared array that both read between updates: 0.56-0.91 ms without,
-// 0.47-0.49 ms with, as fast as in private memory (0.47 ms). Blocks of 64 floats keep the
-// inner loop as vectorised as before.
+// prefetcher asks for lines for reading, which does not help (measured: a read prefetch made it
+// slower); asking for each parameter line for writing (PREFETCHW) 4 KiB ahead does. In the
+// demo's 2-rank step (bench step, side by side, 8 rounds) the split update took 0.58 against
+// 0.73 ms (Debian) and 0.61 against 0.83 ms (pip); 1 rank unchanged. bench/shared_write.cpp
+// shows the effect alone. Blocks of 64 floats keep the inner loop as vectorised as before.
 constexpr int64_t kBlock = 64;         // floats: four cache lines, eight AVX2 vectors
 constexpr int64_t kWriteAhead = 1024;  // floats: 4 KiB
 
