@@ -76,11 +76,12 @@ void LeaveSegment(const std::string& name) {
 
 TEST(NodeSharedMemory, NamesLeftByEndedProcessesAreRemovedOthersKept) {
   MpiCommunicator comm(MPI_COMM_WORLD);
-  // No process has the pid pid_max (pids are below it): a creator that ended.
+  // No process has the pid pid_max (pids are below it): a creator that ended. This process's
+  // pid as the count keeps the name apart from a run of this test at the same time.
   int pid_max = 0;
   std::ifstream("/proc/sys/kernel/pid_max") >> pid_max;
   ASSERT_GT(pid_max, 0);
-  const std::string ended = "clustertrain-" + std::to_string(pid_max) + "-0-0badf00d";
+  const std::string ended = "clustertrain-" + std::to_string(pid_max) + "-" + std::to_string(getpid()) + "-0badf00d";
   const std::string running = "clustertrain-" + std::to_string(getpid()) + "-999-0badf00d";
   const std::string other = "clustertrain-notes-" + std::to_string(getpid());
   if (comm.Rank() == 0) {
