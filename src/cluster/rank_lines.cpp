@@ -37,9 +37,6 @@ std::string RankRanges(const std::vector<int>& ranks) {
 }
 
 std::vector<std::string> LinesByRanks(const std::vector<std::string>& lines, const std::vector<std::string>& hosts) {
-  if (lines.empty() || std::all_of(lines.begin(), lines.end(), [&](const std::string& l) { return l == lines[0]; })) {
-    return lines.empty() || lines[0].empty() ? std::vector<std::string>{} : std::vector<std::string>{lines[0]};
-  }
   std::vector<std::string> distinct;  // in the order of each line's first rank
   std::vector<std::vector<int>> ranks_of;
   for (int r = 0; r < static_cast<int>(lines.size()); ++r) {
@@ -52,6 +49,7 @@ std::vector<std::string> LinesByRanks(const std::vector<std::string>& lines, con
       ranks_of[static_cast<size_t>(at - distinct.begin())].push_back(r);
     }
   }
+  if (distinct.size() == 1 && ranks_of[0].size() == lines.size()) return distinct;  // every rank agrees
   std::vector<std::string> out;
   for (size_t i = 0; i < distinct.size(); ++i) {
     const std::vector<int>& ranks = ranks_of[i];
