@@ -14,6 +14,7 @@
 #include "model/forward.h"
 #include "model/make_model.h"
 #include "model/model_size.h"
+#include "model/stale_gradients.h"
 #include "train/cuda_graph_step.h"
 #include "train/flat_params.h"
 #include "train/optimizer.h"
@@ -58,18 +59,24 @@ std::vector<Batch> DrawBatches(ShardLoader& rows, const Config& config, int rank
   return batches;
 }
 
-// One eager step's phases in seconds: forward (with the gradients' zeroing), backward and the
-// update (CPU: each phase has finished when the next begins). A split update: the ranks meet
-// first, untimed, as the gradients' all-reduce makes them meet in training; else its all-gather
-// would also time how far apart their backwards ended.
-std::array<double, 3> TimeEagerStep(Model& model, Optimizer& optimizer, const Batch& batch, const Config& config,
-                                    const c10::Device& device, Communicator* node_comm) {
+// One eager step's phases in seconds: forward (with the gradients' zeroing, or on the CPU their
+// marking as stale, as training does: model/stale_gradients.h), backward (with the zeroing of
+// what it did not write) and the update (CPU: each phase has finished when the next begins). A split update: the ranks
+// meet first, untimed, as the gradients' all-reduce makes them meet in training; else its all-gather would also time
+// how far apart their backwards ended.
+std::array<double, 3> TimeEagerStep(Model& model, Optimizer& optimizer, StaleGradients* stale, const Batch& batch,
+                                    const Config& config, const c10::Device& device, Communicator* node_comm) {
   auto start = Clock::now();
-  optimizer.ZeroGrad();
+  if (stale) {
+    stale->MarkAll();
+  } else {
+    optimizer.ZeroGrad();
+  }
   const at::Tensor loss = ForwardAndLoss(model, batch, config.train.precision).loss;
   const double forward = SecondsSince(start);
   start = Clock::now();
   loss.backward();
+  if (stale) stale->ZeroUnwritten();
   const double backward = SecondsSince(start);
   if (node_comm) node_comm->Barrier();
   start = Clock::now();
@@ -118,6 +125,8 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
   const std::unique_ptr<Optimizer> owned =
       MakeOptimizer(config.train, params, OwnGradients(params), fused, one_pass, node_comm.get());
   Optimizer& optimizer = *owned;
+  // As in training: the CPU step replaces the gradients instead of zeroing them first.
+  const std::unique_ptr<StaleGradients> stale = device.is_cpu() ? std::make_unique<StaleGradients>(params) : nullptr;
   // runtime.cuda_graph=on on a GPU: the step replayed from one graph, as training replays it.
   std::unique_ptr<GraphStep> graph;
   at::Tensor lr_on_device;
@@ -146,7 +155,7 @@ void RunStepBench(const Config& config, const MpiWorld& world, const StepBenchOp
       torch::cuda::synchronize(device.index());
       step = SecondsSince(start);
     } else {
-      phases = TimeEagerStep(*model, optimizer, b, config, device, node_comm.get());
+      phases = TimeEagerStep(*model, optimizer, stale.get(), b, config, device, node_comm.get());
       step = phases[0] + phases[1] + phases[2];
     }
     if (i >= options.warmup) {

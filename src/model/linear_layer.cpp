@@ -4,6 +4,7 @@
 #include <torch/nn/functional/linear.h>
 
 #include "model/precision.h"
+#include "model/stale_gradients.h"
 
 namespace ct {
 namespace {
@@ -40,12 +41,22 @@ struct LinearFunction : public torch::autograd::Function<LinearFunction> {
     torch::Tensor grad_x, grad_weight, grad_bias;
     if (ctx->needs_input_grad(0)) grad_x = at::mm(g, weight);
     if (CanAddIntoGrad(weight)) {
-      weight.grad().addmm_(g.t(), x);
+      if (ClaimStaleGradient(weight)) {
+        at::Tensor into = weight.grad();
+        at::mm_out(into, g.t(), x);  // replaces last step's values without reading them
+      } else {
+        weight.grad().addmm_(g.t(), x);
+      }
     } else if (ctx->needs_input_grad(1)) {
       grad_weight = at::mm(g.t(), x);
     }
     if (CanAddIntoGrad(bias)) {
-      bias.grad().add_(g.sum(0));
+      if (ClaimStaleGradient(bias)) {
+        at::Tensor into = bias.grad();
+        at::sum_out(into, g, {0});
+      } else {
+        bias.grad().add_(g.sum(0));
+      }
     } else if (ctx->needs_input_grad(2)) {
       grad_bias = g.sum(0);
     }

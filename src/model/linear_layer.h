@@ -4,7 +4,9 @@
 //     backward masks the incoming gradient with that output (ReLU's derivative);
 //   - the weight's and bias's gradients are added straight into their .grad where it already
 //     exists (GradientSync points every .grad at its bucket before backward): one GEMM with
-//     beta = 1 instead of a GEMM into a new tensor followed by AccumulateGrad's addition.
+//     beta = 1 instead of a GEMM into a new tensor followed by AccumulateGrad's addition; and
+//     written over it, with beta = 0, where it is stale (model/stale_gradients.h: the CPU step
+//     replaces last step's gradients instead of zeroing them first).
 // The parameters' AccumulateGrad nodes still run (with nothing to add), so their post-hooks,
 // which GradientSync uses to launch full buckets, fire as before. Hooks registered on the
 // weight tensor itself would not see the gradient; nothing in clustertrain uses them.

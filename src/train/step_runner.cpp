@@ -43,6 +43,9 @@ StepRunner::StepRunner(const Config& config, const MpiWorld& world, c10::Device 
     graph_step_ = MakeCudaGraphStep(device, /*warmup_steps=*/3);
     lr_on_device_ = at::zeros({}, at::TensorOptions().dtype(at::kFloat).device(device));
   }
+  // On the CPU zeroing the gradients is a pass over memory; on a GPU it is one small kernel
+  // (and part of a captured graph), so it stays.
+  if (device.is_cpu()) stale_ = std::make_unique<StaleGradients>(parts_.optimizer.Params());
 }
 
 void StepRunner::Run(int64_t epoch, int64_t step, int64_t global_step, EpochTotals& totals) {
@@ -63,7 +66,7 @@ void StepRunner::Eager(int64_t epoch, int64_t step, int64_t global_step, EpochTo
   const int64_t accumulation = train_.accumulation_steps;
   trace::Span step_span("step", "step");
   step_span.Set("step", global_step + 1);
-  parts_.optimizer.ZeroGrad();
+  ForgetGradients();
   for (int64_t micro = 0; micro < accumulation; ++micro) {
     const auto t0 = Clock::now();
     Batch b;
@@ -86,6 +89,7 @@ void StepRunner::Eager(int64_t epoch, int64_t step, int64_t global_step, EpochTo
     totals.data_seconds += SecondsBetween(t0, t1);
     totals.compute_seconds += SecondsBetween(t1, Clock::now());
   }
+  if (stale_) stale_->ZeroUnwritten();  // parameters this step's backward did not use
   const auto t2 = Clock::now();
   {
     trace::Span span("gradient wait", "comm");  // the buckets not yet launched, then every bucket's end
@@ -103,6 +107,16 @@ void StepRunner::Eager(int64_t epoch, int64_t step, int64_t global_step, EpochTo
   }
   totals.comm_seconds += SecondsBetween(t2, t3);
   totals.compute_seconds += SecondsBetween(t3, Clock::now());
+}
+
+// The gradients of the step before are not added to: zeroed (GPU), or replaced by their first
+// writer in this step's backward (CPU; model/stale_gradients.h).
+void StepRunner::ForgetGradients() {
+  if (stale_) {
+    stale_->MarkAll();
+  } else {
+    parts_.optimizer.ZeroGrad();
+  }
 }
 
 // runtime.cuda_graph: the step replayed from one CUDA graph (train/cuda_graph_step.h). What

@@ -14,6 +14,7 @@
 #include "comm/gradient_sync.h"
 #include "data/train_batches.h"
 #include "model/model.h"
+#include "model/stale_gradients.h"
 #include "train/cuda_graph_step.h"
 #include "train/lr_schedule.h"
 #include "train/optimizer.h"
@@ -52,6 +53,7 @@ class StepRunner {
   void Eager(int64_t epoch, int64_t step, int64_t global_step, EpochTotals& totals);
   void Captured(int64_t epoch, int64_t step, int64_t global_step, EpochTotals& totals);
   at::Tensor BodyForGraph(const Batch& batch);
+  void ForgetGradients();  // before a step's first backward
   bool NonFiniteEverywhere(int64_t step, int64_t global_step, const EpochTotals& totals);
   void HandleNonFinite(int64_t epoch, int64_t step, EpochTotals& totals);
 
@@ -60,6 +62,7 @@ class StepRunner {
   StepParts parts_;
   std::unique_ptr<GraphStep> graph_step_;  // runtime.cuda_graph, where the step is captured
   at::Tensor lr_on_device_;                // its learning rate, [] float32, set before each replay
+  std::unique_ptr<StaleGradients> stale_;  // eager CPU steps: gradients replaced, not zeroed first
 };
 
 // The advice after a non-finite loss (the error's second half).
