@@ -61,9 +61,9 @@ std::vector<Batch> DrawBatches(ShardLoader& rows, const Config& config, int rank
 
 // One eager step's phases in seconds: forward (with the gradients' zeroing, or on the CPU their
 // marking as stale, as training does: model/stale_gradients.h), backward (with the zeroing of
-// what it did not write) and the update (CPU: each phase has finished when the next begins). A split update: the ranks
-// meet first, untimed, as the gradients' all-reduce makes them meet in training; else its all-gather would also time
-// how far apart their backwards ended.
+// what it did not write) and the update (CPU: each phase has finished when the next begins).
+// A split update: the ranks meet first, untimed, as the gradients' all-reduce makes them meet
+// in training; else its all-gather would also time how far apart their backwards ended.
 std::array<double, 3> TimeEagerStep(Model& model, Optimizer& optimizer, StaleGradients* stale, const Batch& batch,
                                     const Config& config, const c10::Device& device, Communicator* node_comm) {
   auto start = Clock::now();
