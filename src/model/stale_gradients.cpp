@@ -56,12 +56,7 @@ class ZeroStaleBeforeAccumulation : public torch::autograd::FunctionPreHook {
 
 }  // namespace
 
-struct StaleGradients::Hooks {
-  std::vector<std::shared_ptr<void>> removers;  // each removes one hook when released
-};
-
-StaleGradients::StaleGradients(std::vector<at::Tensor> params)
-    : params_(std::move(params)), hooks_(std::make_unique<Hooks>()) {
+StaleGradients::StaleGradients(std::vector<at::Tensor> params) : params_(std::move(params)) {
   for (const at::Tensor& p : params_) {
     if (!p.requires_grad() || !p.is_leaf()) {
       throw Error("StaleGradients: every parameter must be a leaf that requires grad");
@@ -83,7 +78,7 @@ StaleGradients::StaleGradients(std::vector<at::Tensor> params)
     auto hook = std::make_unique<ZeroStaleBeforeAccumulation>(p.unsafeGetTensorImpl());
     const torch::autograd::FunctionPreHook* added = hook.get();
     accumulator->add_pre_hook(std::move(hook));
-    hooks_->removers.emplace_back(nullptr, [accumulator, added](void*) {
+    hook_removers_.emplace_back(nullptr, [accumulator, added](void*) {
       auto& hooks = accumulator->pre_hooks();
       hooks.erase(std::remove_if(hooks.begin(), hooks.end(), [&](const auto& h) { return h.get() == added; }),
                   hooks.end());
@@ -92,7 +87,7 @@ StaleGradients::StaleGradients(std::vector<at::Tensor> params)
 }
 
 StaleGradients::~StaleGradients() {
-  hooks_->removers.clear();
+  hook_removers_.clear();
   Registry& registry = TheRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   for (const at::Tensor& p : params_) registry.entries.erase(p.unsafeGetTensorImpl());

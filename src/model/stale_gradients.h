@@ -34,9 +34,8 @@ class StaleGradients {
   void ZeroUnwritten();
 
  private:
-  struct Hooks;
   std::vector<at::Tensor> params_;
-  std::unique_ptr<Hooks> hooks_;
+  std::vector<std::shared_ptr<void>> hook_removers_;  // each removes one hook when released
 };
 
 // For a layer's backward that writes `param`'s whole gradient itself: true if its .grad is stale,
