@@ -32,22 +32,36 @@ Registry& TheRegistry() {
   return registry;
 }
 
-// Zeroes a stale .grad just before AccumulateGrad adds a gradient into it.
-class ZeroStaleBeforeAccumulation : public torch::autograd::FunctionPreHook {
+// Whether `incoming` may simply be copied over `grad`: both dense and of one shape, and no graph
+// of the backward being built (then AccumulateGrad adds out of place, and so must we).
+bool CanCopyOver(const at::Tensor& grad, const at::Tensor& incoming) {
+  return !c10::GradMode::is_enabled() && !grad.is_sparse() && !incoming.is_sparse() && grad.sizes() == incoming.sizes();
+}
+
+// Replaces a stale .grad when AccumulateGrad would add a gradient into it: the gradient is copied
+// over it (one pass, where zeroing and adding would be two) and AccumulateGrad is handed nothing
+// to add, as when a layer wrote the gradient itself. Where a copy cannot stand in for the
+// addition, the stale .grad is zeroed and AccumulateGrad adds as usual.
+class ReplaceStaleOnAccumulation : public torch::autograd::FunctionPreHook {
  public:
-  explicit ZeroStaleBeforeAccumulation(const c10::TensorImpl* param) : param_(param) {}
+  explicit ReplaceStaleOnAccumulation(const c10::TensorImpl* param) : param_(param) {}
   torch::autograd::variable_list operator()(const torch::autograd::variable_list& grads) override {
     if (grads.empty() || !grads[0].defined()) return grads;  // nothing to add: a layer wrote it
     Registry& registry = TheRegistry();
     std::lock_guard<std::mutex> lock(registry.mutex);
     auto it = registry.entries.find(param_);
-    if (it != registry.entries.end() && it->second.stale) {
-      it->second.stale = false;
-      c10::NoGradGuard no_grad;
-      const at::Tensor& grad = it->second.param.grad();
-      if (grad.defined()) grad.zero_();  // undefined: AccumulateGrad stores the new gradient
+    if (it == registry.entries.end() || !it->second.stale) return grads;
+    it->second.stale = false;
+    const at::Tensor& grad = it->second.param.grad();
+    if (!grad.defined()) return grads;  // AccumulateGrad stores the new gradient
+    const bool copy_over = CanCopyOver(grad, grads[0]);
+    c10::NoGradGuard no_grad;
+    if (!copy_over) {
+      grad.zero_();
+      return grads;
     }
-    return grads;
+    grad.copy_(grads[0]);
+    return {at::Tensor()};
   }
 
  private:
@@ -75,7 +89,7 @@ StaleGradients::StaleGradients(std::vector<at::Tensor> params) : params_(std::mo
   for (const at::Tensor& p : params_) {
     // std::shared_ptr in LibTorch 1.13, c10::intrusive_ptr in 2.x.
     const auto accumulator = torch::autograd::impl::grad_accumulator(p);
-    auto hook = std::make_unique<ZeroStaleBeforeAccumulation>(p.unsafeGetTensorImpl());
+    auto hook = std::make_unique<ReplaceStaleOnAccumulation>(p.unsafeGetTensorImpl());
     const torch::autograd::FunctionPreHook* added = hook.get();
     accumulator->add_pre_hook(std::move(hook));
     hook_removers_.emplace_back(nullptr, [accumulator, added](void*) {

@@ -5,7 +5,7 @@
 //   - LinearLayer's CPU path (model/linear_layer.h) claims a stale .grad and writes its products
 //     straight into it (a GEMM with beta = 0: the old values are not even read);
 //   - any other gradient reaches .grad through autograd's AccumulateGrad, and a hook on that
-//     node zeroes a stale .grad just before the addition (the same numbers as before);
+//     node copies it over a stale .grad instead of letting it be added (the same numbers);
 //   - after the step's last backward, ZeroUnwritten() zeroes what no one wrote (a parameter this
 //     backward did not use), before the gradients are all-reduced or read.
 // With gradient accumulation only the first micro-batch's writes replace; later ones add.

@@ -1,7 +1,8 @@
 // model/stale_gradients: a CPU step that marks its gradients stale instead of zeroing them gets
 // the same gradients as one that zeroes first, whoever writes them: LinearLayer's products
-// written over the old values, AccumulateGrad's additions (zeroed just before), a weight used
-// twice, a parameter the backward does not use, and micro-batches that accumulate.
+// written over the old values, AccumulateGrad's gradients (copied over the old values), a weight
+// used twice, a parameter the backward does not use, micro-batches that accumulate, and a
+// backward that builds a graph.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -108,6 +109,23 @@ TEST(StaleGradients, WithoutAMarkGradientsAreAddedToAsBefore) {
   const std::vector<torch::Tensor> once = ReferenceGradients({x});
   ExpectSameGradients({p.w.grad(), p.b.grad(), p.scale.grad(), p.unused.grad()},
                       {1 + 2 * once[0], 1 + 2 * once[1], 1 + 2 * once[2], torch::ones({3})});
+}
+
+TEST(StaleGradients, ABackwardThatBuildsAGraphKeepsItInTheGradients) {
+  const Params p = MakeParams();
+  for (const torch::Tensor& t : p.All()) {
+    t.mutable_grad() = torch::full_like(t, std::numeric_limits<float>::quiet_NaN());
+  }
+  torch::manual_seed(6);
+  const torch::Tensor x = torch::randn({6, 8});
+  StaleGradients stale(p.All());
+  stale.MarkAll();
+  Loss(p, x).backward({}, /*retain_graph=*/true, /*create_graph=*/true);
+  stale.ZeroUnwritten();
+  // AccumulateGrad adds out of place here, so that the gradient can be differentiated again.
+  EXPECT_TRUE(p.scale.grad().requires_grad()) << "a copy over the stale .grad would drop its graph";
+  ExpectSameGradients({p.w.grad().detach(), p.b.grad().detach(), p.scale.grad().detach(), p.unused.grad()},
+                      ReferenceGradients({x}));
 }
 
 TEST(StaleGradients, AParameterIsTrackedByOneAtATime) {
