@@ -21,12 +21,49 @@ bool CanAddIntoGrad(const torch::Tensor& param) {
          grad.is_contiguous() && grad.scalar_type() == param.scalar_type() && grad.sizes() == param.sizes();
 }
 
+// Writes `product` (computed in the layer's compute dtype) into `param`'s existing .grad: over it
+// where it is stale, else added to it. A bfloat16 product is widened as AccumulateGrad would
+// after LibTorch's cast back to the parameter's dtype, so the numbers are LibTorch's.
+void WriteIntoGrad(const torch::Tensor& param, const torch::Tensor& product) {
+  at::Tensor into = param.grad();
+  if (ClaimStaleGradient(param)) {
+    into.copy_(product);
+  } else {
+    into.add_(product);
+  }
+}
+
+// The weight's gradient g^T x into its .grad; in float32 with no pass beyond the GEMM itself
+// (beta = 0 over a stale .grad: its old values are not even read; beta = 1 otherwise).
+void WriteWeightGrad(const torch::Tensor& weight, const torch::Tensor& g, const torch::Tensor& x) {
+  at::Tensor into = weight.grad();
+  if (g.scalar_type() != into.scalar_type()) return WriteIntoGrad(weight, at::mm(g.t(), x));
+  if (ClaimStaleGradient(weight)) {
+    at::mm_out(into, g.t(), x);
+  } else {
+    into.addmm_(g.t(), x);
+  }
+}
+
+void WriteBiasGrad(const torch::Tensor& bias, const torch::Tensor& g) {
+  at::Tensor into = bias.grad();
+  if (g.scalar_type() != into.scalar_type()) return WriteIntoGrad(bias, g.sum(0));
+  if (ClaimStaleGradient(bias)) {
+    at::sum_out(into, g, {0});
+  } else {
+    into.add_(g.sum(0));
+  }
+}
+
+// `dtype`: what the products run in, float32, or bfloat16 under bf16 autocast (the float32
+// parameters and input cast as autocast casts them; the output stays bfloat16, as autocast's).
 struct LinearFunction : public torch::autograd::Function<LinearFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
-                               const torch::Tensor& bias, bool relu) {
-    torch::Tensor y = at::addmm(bias, x, weight.t());
+                               const torch::Tensor& bias, bool relu, at::ScalarType dtype) {
+    const torch::Tensor xc = x.to(dtype), wc = weight.to(dtype);  // no copies in float32
+    torch::Tensor y = at::addmm(bias.to(dtype), xc, wc.t());
     if (relu) y.relu_();
-    ctx->save_for_backward({x, weight, bias, relu ? y : torch::Tensor()});
+    ctx->save_for_backward({x, weight, bias, xc, wc, relu ? y : torch::Tensor()});
     return y;
   }
 
@@ -35,48 +72,55 @@ struct LinearFunction : public torch::autograd::Function<LinearFunction> {
     const torch::Tensor& x = saved[0];
     const torch::Tensor& weight = saved[1];
     const torch::Tensor& bias = saved[2];
+    torch::Tensor xc = saved[3], wc = saved[4];
+    if (torch::GradMode::is_enabled() && wc.scalar_type() != weight.scalar_type()) {
+      // A backward that builds a graph: casts that autograd sees, so that it reaches x and W.
+      xc = x.to(wc.scalar_type());
+      wc = weight.to(wc.scalar_type());
+    }
     torch::Tensor g = grad_outputs[0].contiguous();
-    if (saved[3].defined()) g = at::threshold_backward(g, saved[3], 0);  // ReLU: zero where y == 0
+    if (saved[5].defined()) g = at::threshold_backward(g, saved[5], 0);  // ReLU: zero where y == 0
 
     torch::Tensor grad_x, grad_weight, grad_bias;
-    if (ctx->needs_input_grad(0)) grad_x = at::mm(g, weight);
+    if (ctx->needs_input_grad(0)) grad_x = at::mm(g, wc).to(x.scalar_type());
     if (CanAddIntoGrad(weight)) {
-      if (ClaimStaleGradient(weight)) {
-        at::Tensor into = weight.grad();
-        at::mm_out(into, g.t(), x);  // replaces last step's values without reading them
-      } else {
-        weight.grad().addmm_(g.t(), x);
-      }
+      WriteWeightGrad(weight, g, xc);
     } else if (ctx->needs_input_grad(1)) {
-      grad_weight = at::mm(g.t(), x);
+      grad_weight = at::mm(g.t(), xc).to(weight.scalar_type());
     }
     if (CanAddIntoGrad(bias)) {
-      if (ClaimStaleGradient(bias)) {
-        at::Tensor into = bias.grad();
-        at::sum_out(into, g, {0});
-      } else {
-        bias.grad().add_(g.sum(0));
-      }
+      WriteBiasGrad(bias, g);
     } else if (ctx->needs_input_grad(2)) {
-      grad_bias = g.sum(0);
+      grad_bias = g.sum(0).to(bias.scalar_type());
     }
-    return {grad_x, grad_weight, grad_bias, torch::Tensor()};
+    return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor()};
   }
 };
 
-bool FastPathApplies(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias) {
-  return x.device().is_cpu() && w.device().is_cpu() && x.scalar_type() == at::kFloat && w.scalar_type() == at::kFloat &&
-         bias.defined() && x.dim() == 2 && !AutocastOn(c10::kCPU);
+// The dtype the CPU path computes in: float32, or bfloat16 under bf16 autocast; none where the
+// plain LibTorch path must run.
+c10::optional<at::ScalarType> FastPathDtype(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias) {
+  const bool float_layer = x.device().is_cpu() && w.device().is_cpu() && w.scalar_type() == at::kFloat &&
+                           bias.defined() && bias.scalar_type() == at::kFloat && x.dim() == 2;
+  if (!float_layer) return c10::nullopt;
+  if (!AutocastOn(c10::kCPU)) {
+    if (x.scalar_type() != at::kFloat) return c10::nullopt;
+    return at::kFloat;
+  }
+  if (AutocastDtype(c10::kCPU) != at::kBFloat16) return c10::nullopt;
+  if (x.scalar_type() != at::kFloat && x.scalar_type() != at::kBFloat16) return c10::nullopt;
+  return at::kBFloat16;
 }
 
 }  // namespace
 
 torch::Tensor LinearLayer(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, bool relu) {
-  if (!FastPathApplies(x, weight, bias)) {
+  const c10::optional<at::ScalarType> dtype = FastPathDtype(x, weight, bias);
+  if (!dtype) {
     torch::Tensor y = torch::nn::functional::linear(x, weight, bias);
     return relu ? torch::relu(y) : y;
   }
-  return LinearFunction::apply(x, weight, bias, relu);
+  return LinearFunction::apply(x, weight, bias, relu, *dtype);
 }
 
 torch::Tensor LinearLayer(const torch::nn::Linear& layer, const torch::Tensor& x, bool relu) {

@@ -11,9 +11,14 @@
 // which GradientSync uses to launch full buckets, fire as before. Hooks registered on the
 // weight tensor itself would not see the gradient; nothing in clustertrain uses them.
 //
+// Under bf16 autocast (train.precision=bf16) the same path runs its products in bfloat16, as
+// autocast would (input, weight and bias cast; a bfloat16 output), in one autograd node instead of
+// LibTorch's six, and writes the weight's bfloat16 gradient straight into the float32 .grad.
+//
 // The plain LibTorch path (nn::Linear, relu) is taken where the fast one does not apply: a
-// device other than the CPU, a dtype other than float32, autocast, or a backward that builds
-// a graph of its own (create_graph). Both give the same numbers.
+// device other than the CPU, a dtype other than float32, autocast to a dtype other than
+// bfloat16, or a backward that builds a graph of its own (create_graph). Both give the same
+// numbers, bit for bit.
 #pragma once
 
 #include <torch/nn/modules/linear.h>

@@ -39,6 +39,7 @@ void SetDtype(c10::DeviceType d, c10::ScalarType t) {
 }  // namespace
 
 bool AutocastOn(c10::DeviceType device) { return IsEnabled(device); }
+c10::ScalarType AutocastDtype(c10::DeviceType device) { return GetDtype(device); }
 
 AutocastScope::AutocastScope(bool enabled, c10::DeviceType device) : enabled_(enabled), device_(device) {
   if (!enabled_) return;

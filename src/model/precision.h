@@ -10,6 +10,8 @@ namespace ct {
 
 // Whether autocast is on for `device` on this thread (LibTorch 1.13 and 2.x alike).
 bool AutocastOn(c10::DeviceType device);
+// The dtype autocast computes in on `device` (meaningful where AutocastOn(device)).
+c10::ScalarType AutocastDtype(c10::DeviceType device);
 
 class AutocastScope {
  public:

@@ -1,16 +1,21 @@
-// model/linear_layer: the CPU fast path of Linear(+ReLU) gives LibTorch's numbers, adds the
-// parameters' gradients into an existing .grad as AccumulateGrad would, and still runs the
-// AccumulateGrad post-hooks that GradientSync launches buckets from.
+// model/linear_layer: the CPU fast path of Linear(+ReLU) gives LibTorch's numbers (in float32 and
+// under bf16 autocast), adds the parameters' gradients into an existing .grad as AccumulateGrad
+// would, and still runs the AccumulateGrad post-hooks that GradientSync launches buckets from.
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/torch.h>
 
+#include <cmath>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "model/linear_layer.h"
 #include "model/precision.h"
+#include "model/stale_gradients.h"
 
 namespace ct {
 namespace {
@@ -20,12 +25,18 @@ struct Grads {
 };
 
 // One forward and backward of `layer` on `x`, with the loss sum(y * w) (a gradient that differs
-// per element); `fast` picks LinearLayer or LibTorch's own linear and relu.
-Grads ForwardBackward(torch::nn::Linear& layer, const torch::Tensor& x_in, bool relu, bool fast, bool x_grad) {
+// per element); `fast` picks LinearLayer or LibTorch's own linear and relu; `bf16`: the forward
+// under bf16 autocast (train.precision=bf16).
+Grads ForwardBackward(torch::nn::Linear& layer, const torch::Tensor& x_in, bool relu, bool fast, bool x_grad,
+                      bool bf16 = false) {
   torch::Tensor x = x_in.detach().clone().requires_grad_(x_grad);
-  torch::Tensor y = fast ? LinearLayer(layer, x, relu) : torch::nn::functional::linear(x, layer->weight, layer->bias);
-  if (!fast && relu) y = torch::relu(y);
-  (y * torch::linspace(-1, 2, y.numel()).view_as(y)).sum().backward();
+  torch::Tensor y;
+  {
+    AutocastScope autocast(bf16, c10::kCPU);
+    y = fast ? LinearLayer(layer, x, relu) : torch::nn::functional::linear(x, layer->weight, layer->bias);
+    if (!fast && relu) y = torch::relu(y);
+  }
+  (y.to(torch::kFloat) * torch::linspace(-1, 2, y.numel()).view_as(y)).sum().backward();
   return {y.detach(), x_grad ? x.grad() : torch::Tensor(), layer->weight.grad().clone(), layer->bias.grad().clone()};
 }
 
@@ -139,28 +150,83 @@ TEST(LinearLayer, SecondOrderGradientsEqualLibTorchs) {
   ExpectClose(weight_grads[0], weight_grads[1], "weight gradient of the input-gradient penalty");
 }
 
-TEST(LinearLayer, UnderBf16AutocastTheGradientStaysFloat32AndEqualsLibTorchs) {
-  // train.precision=bf16: the product runs in bfloat16, the gradient that reaches a float32
-  // .grad must be added as AccumulateGrad adds it (LibTorch's path).
-  torch::manual_seed(4);
-  auto [fast, plain] = TwinLayers(16, 8);
-  const torch::Tensor x = torch::randn({4, 16});
-  torch::Tensor y_fast, y_plain;
-  for (auto* layer : {&fast, &plain}) {
-    (*layer)->weight.mutable_grad() = torch::zeros({8, 16});
-    (*layer)->bias.mutable_grad() = torch::zeros({8});
+// train.precision=bf16: the products run in bfloat16 (the layer's own path, not LibTorch's casts
+// and nodes), and what reaches the float32 .grad, or is returned for it, is LibTorch's bit for
+// bit: replaced where stale, added where it accumulates.
+TEST(LinearLayer, UnderBf16AutocastGivesLibTorchsNumbersBitForBit) {
+  for (bool relu : {true, false}) {
+    for (bool x_grad : {true, false}) {
+      for (int grad_state : {0, 1, 2}) {  // no .grad yet; one to add to; a stale one to replace
+        torch::manual_seed(4);
+        auto [fast, plain] = TwinLayers(16, 8);
+        std::unique_ptr<StaleGradients> stale;
+        if (grad_state > 0) {
+          for (auto* layer : {&fast, &plain}) {
+            (*layer)->weight.mutable_grad() = torch::full({8, 16}, 0.25);
+            (*layer)->bias.mutable_grad() = torch::full({8}, -0.5);
+          }
+        }
+        if (grad_state == 2) {
+          for (const torch::Tensor& g : {fast->weight.grad(), fast->bias.grad()}) g.fill_(std::nanf(""));
+          for (const torch::Tensor& g : {plain->weight.grad(), plain->bias.grad()}) g.zero_();
+          stale = std::make_unique<StaleGradients>(std::vector<torch::Tensor>{fast->weight, fast->bias});
+          stale->MarkAll();
+        }
+        const torch::Tensor x = torch::randn({4, 16});
+        const Grads a = ForwardBackward(fast, x, relu, /*fast=*/true, x_grad, /*bf16=*/true);
+        const Grads b = ForwardBackward(plain, x, relu, /*fast=*/false, x_grad, /*bf16=*/true);
+        SCOPED_TRACE(std::string("relu ") + (relu ? "on" : "off") + ", x grad " + (x_grad ? "on" : "off") +
+                     ", grad state " + std::to_string(grad_state));
+        EXPECT_EQ(a.y.scalar_type(), torch::kBFloat16);
+        EXPECT_TRUE(torch::equal(a.y, b.y));
+        if (x_grad) {
+          EXPECT_EQ(a.x.scalar_type(), torch::kFloat);
+          EXPECT_TRUE(torch::equal(a.x, b.x));
+        }
+        EXPECT_EQ(a.weight.scalar_type(), torch::kFloat);
+        EXPECT_TRUE(torch::equal(a.weight, b.weight)) << a.weight - b.weight;
+        EXPECT_TRUE(torch::equal(a.bias, b.bias)) << a.bias - b.bias;
+      }
+    }
   }
-  {
-    AutocastScope bf16(/*enabled=*/true, c10::kCPU);
-    y_fast = LinearLayer(fast, x, /*relu=*/true);
-    y_plain = torch::relu(torch::nn::functional::linear(x, plain->weight, plain->bias));
+}
+
+TEST(LinearLayer, UnderBf16AutocastTheLayerRunsItsOwnPath) {
+  torch::nn::Linear layer(6, 3);
+  AutocastScope bf16(/*enabled=*/true, c10::kCPU);
+  for (const torch::Tensor& x : {torch::randn({2, 6}), torch::randn({2, 6}).to(torch::kBFloat16)}) {
+    const torch::Tensor y = LinearLayer(layer, x, /*relu=*/true);
+    EXPECT_NE(y.grad_fn()->name().find("LinearFunction"), std::string::npos) << y.grad_fn()->name();
   }
-  y_fast.to(torch::kFloat).sum().backward();
-  y_plain.to(torch::kFloat).sum().backward();
-  EXPECT_EQ(y_fast.scalar_type(), torch::kBFloat16);
-  EXPECT_EQ(fast->weight.grad().scalar_type(), torch::kFloat);
-  EXPECT_TRUE(torch::equal(fast->weight.grad(), plain->weight.grad()));
-  EXPECT_TRUE(torch::equal(fast->bias.grad(), plain->bias.grad()));
+}
+
+// A gradient penalty under bf16 autocast: the backward that builds a graph must reach x and W
+// through the bfloat16 casts, as LibTorch's does.
+TEST(LinearLayer, UnderBf16AutocastSecondOrderGradientsEqualLibTorchs) {
+  torch::manual_seed(7);
+  auto [fast, plain] = TwinLayers(12, 9);
+  const torch::Tensor x0 = torch::randn({7, 12});
+  std::vector<torch::Tensor> weight_grads;
+  for (bool use_fast : {true, false}) {
+    torch::nn::Linear& layer = use_fast ? fast : plain;
+    const torch::Tensor x = x0.clone().requires_grad_(true);
+    torch::Tensor y;
+    {
+      AutocastScope bf16(/*enabled=*/true, c10::kCPU);
+      y = use_fast ? LinearLayer(layer, x, /*relu=*/true)
+                   : torch::relu(torch::nn::functional::linear(x, layer->weight, layer->bias));
+    }
+    const torch::Tensor yf = y.to(torch::kFloat);
+    const torch::Tensor dx = torch::autograd::grad({(yf * yf).sum()}, {x}, {}, /*retain_graph=*/true,
+                                                   /*create_graph=*/true)[0];
+    dx.pow(2).sum().backward();
+    weight_grads.push_back(layer->weight.grad().clone());
+  }
+  // The same terms, rounded to bfloat16 in another order: equal to bfloat16's precision.
+  const float scale = weight_grads[1].abs().max().item<float>();
+  const float diff = (weight_grads[0] - weight_grads[1]).abs().max().item<float>();
+  EXPECT_GT(scale, 0);
+  EXPECT_LE(diff, 0.01 * scale) << "max |diff| " << diff << " of max " << scale;
 }
 
 }  // namespace
