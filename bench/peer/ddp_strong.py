@@ -11,7 +11,9 @@ per epoch on rank 0.
 What PyTorch 2.x adds, for the best peer a skilled user would run: --fused (Adam's fused CPU
 kernel, torch >= 2.4) and --compile (torch.compile of the DDP module: Inductor fuses the
 elementwise work, DDP's optimizer splits the graph at bucket boundaries; compiled in epoch 1,
-so time the later epochs). --model vae_conv1d trains clustertrain's convolutional VAE instead.
+so time the later epochs). --bf16 runs the forward under torch.autocast("cpu", bfloat16), as
+clustertrain's train.precision=bf16 does. --model vae_conv1d trains clustertrain's
+convolutional VAE instead.
 
   mpirun -np 2 python3 bench/peer/ddp_strong.py --data data/gw_train.h5 --epochs 2 --threads 1
   mpirun -np 2 .venv-torch/bin/python3 bench/peer/ddp_strong.py --threads 1 --fused --compile
@@ -79,7 +81,8 @@ def train(args):
             index = order[step * args.batch:(step + 1) * args.batch]
             x, y = x_all.index_select(0, index), y_all.index_select(0, index)
             eps = torch.randn(args.batch, args.latent)
-            loss = step_loss(x, y, eps)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+                loss = step_loss(x, y, eps)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -90,7 +93,7 @@ def train(args):
             print(json.dumps({"epoch": epoch + 1, "train_loss": mean_loss, "steps": steps,
                               "samples_per_s": steps * args.batch * world / seconds, "epoch_seconds": seconds,
                               "threads": torch.get_num_threads(), "world_size": world, "model": args.model,
-                              "fused": args.fused, "compile": args.compile,
+                              "fused": args.fused, "compile": args.compile, "bf16": args.bf16,
                               "torch": torch.__version__}), flush=True)
     dist.destroy_process_group()
 
@@ -104,6 +107,7 @@ def main():
     parser.add_argument("--stride", type=int, default=2, help="vae_conv1d")
     parser.add_argument("--fused", action="store_true", help="Adam's fused kernel (PyTorch >= 2.4 on the CPU)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the DDP module (PyTorch 2.x)")
+    parser.add_argument("--bf16", action="store_true", help="the forward under bf16 autocast")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.set_flush_denormal(True)
