@@ -65,13 +65,15 @@ torch::Tensor MaskedByRelu(const torch::Tensor& grad, const torch::Tensor& outpu
 }
 
 // The end of both forwards: ReLU in place on the output y, and what backward needs saved (the
-// input, the weight, the output when ReLU masks the gradient, the geometry).
+// input and weight as the products read them, the output when ReLU masks the gradient, the
+// geometry, and the input's own dtype).
 torch::Tensor ReluAndSave(AutogradContext* ctx, torch::Tensor y, const torch::Tensor& x, const torch::Tensor& weight,
-                          Geometry g, bool relu) {
+                          Geometry g, bool relu, at::ScalarType input_dtype) {
   if (relu) y.relu_();
   ctx->save_for_backward({x, weight, relu ? y : torch::Tensor()});
   ctx->saved_data["stride"] = g.stride;
   ctx->saved_data["padding"] = g.padding;
+  ctx->saved_data["input_dtype"] = static_cast<int64_t>(input_dtype);
   return y;
 }
 
@@ -79,12 +81,29 @@ Geometry SavedGeometry(AutogradContext* ctx) {
   return {ctx->saved_data["stride"].toInt(), ctx->saved_data["padding"].toInt()};
 }
 
+// The gradients computed in the products' dtype (bfloat16 under autocast), returned in the
+// dtypes of what they are gradients of: the input's, and the float32 parameters'.
+variable_list InInputDtypes(AutogradContext* ctx, torch::Tensor grad_x, torch::Tensor grad_weight,
+                            torch::Tensor grad_bias, size_t non_tensor_arguments) {
+  const auto input_dtype = static_cast<at::ScalarType>(ctx->saved_data["input_dtype"].toInt());
+  if (grad_x.defined()) grad_x = grad_x.to(input_dtype);
+  if (grad_weight.defined()) grad_weight = grad_weight.to(at::kFloat);
+  if (grad_bias.defined()) grad_bias = grad_bias.to(at::kFloat);
+  variable_list grads{grad_x, grad_weight, grad_bias};
+  grads.resize(3 + non_tensor_arguments);
+  return grads;
+}
+
+// `dtype` in both Functions: what the convolutions run in, float32, or bfloat16 under bf16
+// autocast (input, weight and bias cast as autocast casts them; a bfloat16 output).
 struct Conv1dFunction : public torch::autograd::Function<Conv1dFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
-                               const torch::Tensor& bias, int64_t stride, int64_t padding, bool relu) {
+                               const torch::Tensor& bias, int64_t stride, int64_t padding, bool relu,
+                               at::ScalarType dtype) {
     const Geometry g{stride, padding};
-    const torch::Tensor x_nwc = AsChannelsLast(x).squeeze(2);  // saved for backward in the layout it reads
-    return ReluAndSave(ctx, Conv(x_nwc, weight, bias, g), x_nwc, weight, g, relu);
+    const torch::Tensor x_nwc = AsChannelsLast(x.to(dtype)).squeeze(2);  // saved in the layout backward reads
+    const torch::Tensor w = weight.to(dtype);                            // no copies in float32
+    return ReluAndSave(ctx, Conv(x_nwc, w, bias.to(dtype), g), x_nwc, w, g, relu, x.scalar_type());
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
@@ -93,7 +112,7 @@ struct Conv1dFunction : public torch::autograd::Function<Conv1dFunction> {
     const torch::Tensor grad = MaskedByRelu(grad_outputs[0], saved[2]);
     auto [grad_x, grad_weight, grad_bias] = ConvBackward(
         grad, saved[0], saved[1], g, {ctx->needs_input_grad(0), ctx->needs_input_grad(1), ctx->needs_input_grad(2)});
-    return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return InInputDtypes(ctx, grad_x, grad_weight, grad_bias, /*non_tensor_arguments=*/4);
   }
 };
 
@@ -102,14 +121,15 @@ struct Conv1dFunction : public torch::autograd::Function<Conv1dFunction> {
 struct ConvTranspose1dFunction : public torch::autograd::Function<ConvTranspose1dFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
                                const torch::Tensor& bias, int64_t stride, int64_t padding, int64_t output_length,
-                               bool relu) {
+                               bool relu, at::ScalarType dtype) {
     const Geometry g{stride, padding};
-    const torch::Tensor x_nwc = AsChannelsLast(x).squeeze(2);  // saved for backward in the layout it reads
+    const torch::Tensor x_nwc = AsChannelsLast(x.to(dtype)).squeeze(2);  // saved in the layout backward reads
+    const torch::Tensor w = weight.to(dtype);
     // Only the shape of the adjoint Conv1d's input is read.
-    const torch::Tensor shape_of_y = EmptyChannelsLast(x.size(0), weight.size(1), output_length, x.options());
-    torch::Tensor y = std::get<0>(ConvBackward(x_nwc, shape_of_y, weight, g, {true, false, false}));
-    y.add_(bias.view({1, -1, 1}));
-    return ReluAndSave(ctx, y, x_nwc, weight, g, relu);
+    const torch::Tensor shape_of_y = EmptyChannelsLast(x.size(0), weight.size(1), output_length, x_nwc.options());
+    torch::Tensor y = std::get<0>(ConvBackward(x_nwc, shape_of_y, w, g, {true, false, false}));
+    y.add_(bias.to(dtype).view({1, -1, 1}));
+    return ReluAndSave(ctx, y, x_nwc, w, g, relu, x.scalar_type());
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
@@ -123,15 +143,18 @@ struct ConvTranspose1dFunction : public torch::autograd::Function<ConvTranspose1
     // The adjoint Conv1d's weight gradient: its input is our output's gradient, its output ours.
     if (ctx->needs_input_grad(1)) grad_weight = std::get<1>(ConvBackward(x, grad, weight, g, {false, true, false}));
     if (ctx->needs_input_grad(2)) grad_bias = grad.sum(at::IntArrayRef{0, 2});
-    return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return InInputDtypes(ctx, grad_x, grad_weight, grad_bias, /*non_tensor_arguments=*/5);
   }
 };
 
-bool FastPathApplies(const torch::Tensor& weight, const torch::Tensor& bias, const torch::Tensor& x, int64_t dilation,
-                     int64_t groups) {
-  return dilation == 1 && groups == 1 && bias.defined() && x.dim() == 3 && x.device().is_cpu() &&
-         weight.device().is_cpu() && x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
-         !AutocastOn(c10::kCPU);
+// The dtype the CPU path computes in (model/precision.h), or none for LibTorch's own path.
+c10::optional<at::ScalarType> FastPathDtype(const torch::Tensor& weight, const torch::Tensor& bias,
+                                            const torch::Tensor& x, int64_t dilation, int64_t groups) {
+  const bool float_layer = dilation == 1 && groups == 1 && bias.defined() && x.dim() == 3 && x.device().is_cpu() &&
+                           weight.device().is_cpu() && weight.scalar_type() == at::kFloat &&
+                           bias.scalar_type() == at::kFloat;
+  if (!float_layer) return c10::nullopt;
+  return CpuLayerDtype(x);
 }
 
 // The padding as a number, or nullptr for "same"/"valid" (c10::variant in LibTorch 1.13,
@@ -156,24 +179,23 @@ torch::Tensor Plain(Holder layer, const torch::Tensor& x, bool relu) {
 torch::Tensor Conv1dLayer(const torch::nn::Conv1d& layer, const torch::Tensor& x, bool relu) {
   const auto& options = layer->options;
   const torch::ExpandingArray<1>* padding = ExplicitPadding(options.padding());
-  if (!padding || !FastPathApplies(layer->weight, layer->bias, x, options.dilation()->at(0), options.groups())) {
-    return Plain(layer, x, relu);
-  }
-  return Conv1dFunction::apply(x, layer->weight, layer->bias, options.stride()->at(0), (*padding)->at(0), relu);
+  const c10::optional<at::ScalarType> dtype =
+      FastPathDtype(layer->weight, layer->bias, x, options.dilation()->at(0), options.groups());
+  if (!padding || !dtype) return Plain(layer, x, relu);
+  return Conv1dFunction::apply(x, layer->weight, layer->bias, options.stride()->at(0), (*padding)->at(0), relu, *dtype);
 }
 
 torch::Tensor ConvTranspose1dLayer(const torch::nn::ConvTranspose1d& layer, const torch::Tensor& x, bool relu) {
   const auto& options = layer->options;
   const torch::ExpandingArray<1>* explicit_padding = ExplicitPadding(options.padding());
-  if (!explicit_padding ||
-      !FastPathApplies(layer->weight, layer->bias, x, options.dilation()->at(0), options.groups())) {
-    return Plain(layer, x, relu);
-  }
+  const c10::optional<at::ScalarType> dtype =
+      FastPathDtype(layer->weight, layer->bias, x, options.dilation()->at(0), options.groups());
+  if (!explicit_padding || !dtype) return Plain(layer, x, relu);
   const int64_t stride = options.stride()->at(0);
   const int64_t padding = (*explicit_padding)->at(0);
   const int64_t output_length =
       (x.size(2) - 1) * stride - 2 * padding + options.kernel_size()->at(0) + options.output_padding()->at(0);
-  return ConvTranspose1dFunction::apply(x, layer->weight, layer->bias, stride, padding, output_length, relu);
+  return ConvTranspose1dFunction::apply(x, layer->weight, layer->bias, stride, padding, output_length, relu, *dtype);
 }
 
 }  // namespace ct

@@ -7,8 +7,12 @@
 //     ATen runs those three through its optimised (oneDNN) convolution kernels, where some
 //     LibTorch builds run a transposed convolution through a slow native loop (Debian's 1.13:
 //     slow_conv_transpose2d, 2-3x slower than the same FLOPs as a Conv1d).
-// The plain LibTorch path is taken on other devices and dtypes, under autocast, and for
-// dilation or groups other than 1. Both give the same numbers to float32 rounding.
+// Under bf16 autocast (train.precision=bf16) the same path runs in bfloat16, with the input,
+// weight and bias cast as autocast casts them and a bfloat16 output (LibTorch's own convolutions
+// under autocast take the plain [B, C, L] layout, and in 1.13 the slow transposed loop).
+// The plain LibTorch path is taken on other devices and dtypes, under autocast to another dtype,
+// and for dilation or groups other than 1. Both give the same numbers to float32 (bfloat16)
+// rounding.
 #pragma once
 
 #include <torch/nn/modules/conv.h>

@@ -103,13 +103,7 @@ c10::optional<at::ScalarType> FastPathDtype(const torch::Tensor& x, const torch:
   const bool float_layer = x.device().is_cpu() && w.device().is_cpu() && w.scalar_type() == at::kFloat &&
                            bias.defined() && bias.scalar_type() == at::kFloat && x.dim() == 2;
   if (!float_layer) return c10::nullopt;
-  if (!AutocastOn(c10::kCPU)) {
-    if (x.scalar_type() != at::kFloat) return c10::nullopt;
-    return at::kFloat;
-  }
-  if (AutocastDtype(c10::kCPU) != at::kBFloat16) return c10::nullopt;
-  if (x.scalar_type() != at::kFloat && x.scalar_type() != at::kBFloat16) return c10::nullopt;
-  return at::kBFloat16;
+  return CpuLayerDtype(x);
 }
 
 }  // namespace

@@ -39,7 +39,16 @@ void SetDtype(c10::DeviceType d, c10::ScalarType t) {
 }  // namespace
 
 bool AutocastOn(c10::DeviceType device) { return IsEnabled(device); }
-c10::ScalarType AutocastDtype(c10::DeviceType device) { return GetDtype(device); }
+
+c10::optional<at::ScalarType> CpuLayerDtype(const at::Tensor& x) {
+  if (!IsEnabled(c10::kCPU)) {
+    if (x.scalar_type() != at::kFloat) return c10::nullopt;
+    return at::kFloat;
+  }
+  if (GetDtype(c10::kCPU) != at::kBFloat16) return c10::nullopt;
+  if (x.scalar_type() != at::kFloat && x.scalar_type() != at::kBFloat16) return c10::nullopt;
+  return at::kBFloat16;
+}
 
 AutocastScope::AutocastScope(bool enabled, c10::DeviceType device) : enabled_(enabled), device_(device) {
   if (!enabled_) return;

@@ -3,15 +3,19 @@
 // float32 (as torch.autocast does in Python). Backward runs outside the scope, as in PyTorch.
 #pragma once
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
+#include <c10/util/Optional.h>
 
 namespace ct {
 
 // Whether autocast is on for `device` on this thread (LibTorch 1.13 and 2.x alike).
 bool AutocastOn(c10::DeviceType device);
-// The dtype autocast computes in on `device` (meaningful where AutocastOn(device)).
-c10::ScalarType AutocastDtype(c10::DeviceType device);
+// The dtype a built-in layer's CPU path (float32 parameters) computes in for the input `x`:
+// float32 without autocast (x float32), bfloat16 under bf16 autocast (x float32 or bfloat16, cast
+// as autocast casts it); none where LibTorch's own path must run.
+c10::optional<at::ScalarType> CpuLayerDtype(const at::Tensor& x);
 
 class AutocastScope {
  public:
