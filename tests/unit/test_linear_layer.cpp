@@ -130,23 +130,35 @@ TEST(LinearLayer, WideLayersWithPreActivationsOfExactlyZeroGiveLibTorchsGradient
   ExpectClose(a.bias, b.bias, "bias gradient");
 }
 
-// Under create_graph the layer's backward is differentiable itself: a gradient of the gradient
-// (a penalty on the input gradient, as in gradient-penalty training) equals LibTorch's.
-TEST(LinearLayer, SecondOrderGradientsEqualLibTorchs) {
-  torch::manual_seed(6);
+// The weight's gradient of a penalty on the input gradient (as in gradient-penalty training),
+// through LinearLayer and through LibTorch's linear and relu: {fast, plain}.
+std::vector<torch::Tensor> PenaltyWeightGradients(uint64_t seed, bool bf16) {
+  torch::manual_seed(seed);
   auto [fast, plain] = TwinLayers(12, 9);
   const torch::Tensor x0 = torch::randn({7, 12});
   std::vector<torch::Tensor> weight_grads;
   for (bool use_fast : {true, false}) {
     torch::nn::Linear& layer = use_fast ? fast : plain;
     const torch::Tensor x = x0.clone().requires_grad_(true);
-    torch::Tensor y = use_fast ? LinearLayer(layer, x, /*relu=*/true)
-                               : torch::relu(torch::nn::functional::linear(x, layer->weight, layer->bias));
-    const torch::Tensor dx = torch::autograd::grad({(y * y).sum()}, {x}, {}, /*retain_graph=*/true,
+    torch::Tensor y;
+    {
+      AutocastScope autocast(bf16, c10::kCPU);
+      y = use_fast ? LinearLayer(layer, x, /*relu=*/true)
+                   : torch::relu(torch::nn::functional::linear(x, layer->weight, layer->bias));
+    }
+    const torch::Tensor yf = y.to(torch::kFloat);
+    const torch::Tensor dx = torch::autograd::grad({(yf * yf).sum()}, {x}, {}, /*retain_graph=*/true,
                                                    /*create_graph=*/true)[0];
     dx.pow(2).sum().backward();
     weight_grads.push_back(layer->weight.grad().clone());
   }
+  return weight_grads;
+}
+
+// Under create_graph the layer's backward is differentiable itself: a gradient of the gradient
+// equals LibTorch's.
+TEST(LinearLayer, SecondOrderGradientsEqualLibTorchs) {
+  const std::vector<torch::Tensor> weight_grads = PenaltyWeightGradients(6, /*bf16=*/false);
   ExpectClose(weight_grads[0], weight_grads[1], "weight gradient of the input-gradient penalty");
 }
 
@@ -203,25 +215,7 @@ TEST(LinearLayer, UnderBf16AutocastTheLayerRunsItsOwnPath) {
 // A gradient penalty under bf16 autocast: the backward that builds a graph must reach x and W
 // through the bfloat16 casts, as LibTorch's does.
 TEST(LinearLayer, UnderBf16AutocastSecondOrderGradientsEqualLibTorchs) {
-  torch::manual_seed(7);
-  auto [fast, plain] = TwinLayers(12, 9);
-  const torch::Tensor x0 = torch::randn({7, 12});
-  std::vector<torch::Tensor> weight_grads;
-  for (bool use_fast : {true, false}) {
-    torch::nn::Linear& layer = use_fast ? fast : plain;
-    const torch::Tensor x = x0.clone().requires_grad_(true);
-    torch::Tensor y;
-    {
-      AutocastScope bf16(/*enabled=*/true, c10::kCPU);
-      y = use_fast ? LinearLayer(layer, x, /*relu=*/true)
-                   : torch::relu(torch::nn::functional::linear(x, layer->weight, layer->bias));
-    }
-    const torch::Tensor yf = y.to(torch::kFloat);
-    const torch::Tensor dx = torch::autograd::grad({(yf * yf).sum()}, {x}, {}, /*retain_graph=*/true,
-                                                   /*create_graph=*/true)[0];
-    dx.pow(2).sum().backward();
-    weight_grads.push_back(layer->weight.grad().clone());
-  }
+  const std::vector<torch::Tensor> weight_grads = PenaltyWeightGradients(7, /*bf16=*/true);
   // The same terms, rounded to bfloat16 in another order: equal to bfloat16's precision.
   const float scale = weight_grads[1].abs().max().item<float>();
   const float diff = (weight_grads[0] - weight_grads[1]).abs().max().item<float>();
