@@ -38,8 +38,6 @@ void SetDtype(c10::DeviceType d, c10::ScalarType t) {
 
 }  // namespace
 
-bool AutocastOn(c10::DeviceType device) { return IsEnabled(device); }
-
 c10::optional<at::ScalarType> CpuLayerDtype(const at::Tensor& x) {
   if (!IsEnabled(c10::kCPU)) {
     if (x.scalar_type() != at::kFloat) return c10::nullopt;

@@ -10,8 +10,6 @@
 
 namespace ct {
 
-// Whether autocast is on for `device` on this thread (LibTorch 1.13 and 2.x alike).
-bool AutocastOn(c10::DeviceType device);
 // The dtype a built-in layer's CPU path (float32 parameters) computes in for the input `x`:
 // float32 without autocast (x float32), bfloat16 under bf16 autocast (x float32 or bfloat16, cast
 // as autocast casts it); none where LibTorch's own path must run.
