@@ -126,8 +126,8 @@ TEST(StaleGradients, ABackwardThatBuildsAGraphKeepsItInTheGradients) {
   EXPECT_TRUE(p.scale.grad().requires_grad()) << "a copy over the stale .grad would drop its graph";
   ExpectSameGradients({p.w.grad().detach(), p.b.grad().detach(), p.scale.grad().detach(), p.unused.grad()},
                       ReferenceGradients({x}));
-  for (const torch::Tensor& t : p.All())
-    t.mutable_grad() = torch::Tensor();  // a .grad with a graph holds its parameter
+  // A .grad with a graph holds its parameter: dropped, or the two would never be freed.
+  for (const torch::Tensor& t : p.All()) t.mutable_grad() = torch::Tensor();
 }
 
 TEST(StaleGradients, AParameterIsTrackedByOneAtATime) {
