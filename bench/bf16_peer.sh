@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bfloat16 training against PyTorch's, as a table in bench/results/bf16_peer.md: vae_mlp and
-# vae_conv1d on the demo data at 1 and 2 ranks, clustertrain with train.precision fp32 and bf16 (both builds) and
-# the strong PyTorch 2.x peer (bench/peer/ddp_strong.py: rows in memory, fused Adam) in float32,
-# under torch.autocast("cpu", bfloat16), and under autocast with torch.compile. REPEATS runs each,
-# interleaved; samples/s of each run's last epoch, median over runs. Where the CPU has AMX or
+# vae_conv1d on the demo data at 1 and 2 ranks, clustertrain with train.precision fp32 and bf16
+# (both builds) and the strong PyTorch 2.x peer (bench/peer/ddp_strong.py: rows in memory, fused
+# Adam) in float32, under torch.autocast("cpu", bfloat16), and under autocast with torch.compile.
+# REPEATS runs each, interleaved; samples/s of each run's last epoch, median over runs. Where the CPU has AMX or
 # AVX512-BF16, bfloat16 products run several times faster than float32 ones (oneDNN); elsewhere
 # autocast only adds conversions.
 #   bench/bf16_peer.sh [REPEATS]          (default 3; about 15 minutes on 2 cores)
