@@ -23,8 +23,9 @@ AdamScalars MakeAdamScalars(double lr, double beta1, double beta2, double eps, d
                             int64_t step);
 
 // Elements [0, n) of the arrays, in place. Vectorised (AVX2 where the CPU has it, else SSE2),
-// with the same float32 operations in the same order either way; each parameter line is asked
-// for writing ahead of its update (another core may hold a copy of it).
+// with the same float32 operations in the same order either way; the lines of the parameter
+// and moments are asked for writing ahead of their update (another core may hold a copy of a
+// parameter line), and the gradient's for reading.
 void AdamUpdate(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n, const AdamScalars& s);
 
 }  // namespace ct
