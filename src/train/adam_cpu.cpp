@@ -29,18 +29,19 @@ namespace {
 // A parameter line that another core has read (the rank's other threads in the GEMMs, or, with
 // the update split over a node's ranks in shared memory, the other ranks in their forward) is
 // only written after that core's copy is invalidated, and a store waits for it. The hardware
-// prefetcher asks for lines for reading, which does not help (measured: a read prefetch made it
-// slower); asking for each parameter line for writing (PREFETCHW) 4 KiB ahead does. In the
-// demo's 2-rank step (bench step, side by side, 8 rounds) the split update took 0.58 against
-// 0.73 ms (Debian) and 0.61 against 0.83 ms (pip); 1 rank unchanged. bench/shared_write.cpp
-// shows the effect alone. Blocks of 64 floats keep the inner loop as vectorised as before.
+// prefetcher asks for lines for reading, which does not help (measured: a read prefetch of the
+// parameter made it slower); asking for each parameter line for writing (PREFETCHW) 4 KiB
+// ahead does. In the demo's 2-rank step (bench step, side by side, 8 rounds) the split update
+// took 0.58 against 0.73 ms (Debian) and 0.61 against 0.83 ms (pip); 1 rank unchanged.
+// bench/shared_write.cpp shows the effect alone. Blocks of 64 floats keep the inner loop as
+// vectorised as before.
 // The moments (written too) and the gradient (read) are asked for 4 KiB ahead as well: a core
 // streams four arrays at once, and without that it waited on their lines too. Adam in bench
 // step, before against after (side by side, median ratios): 0.96 (pip, 1 rank, 10 rounds),
 // 0.91 (Debian, 1 rank) and 0.83 (pip, 2 ranks split); bench/results/adam_cpu.md: 1.01 of the
 // memory-only pass at 1 rank, where it was 1.10.
-constexpr int64_t kBlock = 64;         // floats: four cache lines, eight AVX2 vectors
-constexpr int64_t kWriteAhead = 1024;  // floats: 4 KiB
+constexpr int64_t kBlock = 64;    // floats: four cache lines, eight AVX2 vectors
+constexpr int64_t kAhead = 1024;  // floats: 4 KiB
 
 bool CpuPrefetchesForWrite() {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -63,6 +64,20 @@ inline void PrefetchForWrite(const float* address) {
 #endif
 }
 
+// Asks for the block of kBlock elements at `at` of each array: the parameter's and moments'
+// lines for writing, the gradient's for reading.
+inline void PrefetchBlock(const float* param, const float* grad, const float* exp_avg, const float* exp_avg_sq,
+                          int64_t at) {
+  for (int64_t line = at; line < at + kBlock; line += 16) {
+    if (kPrefetchForWrite) {
+      PrefetchForWrite(param + line);
+      PrefetchForWrite(exp_avg + line);
+      PrefetchForWrite(exp_avg_sq + line);
+    }
+    __builtin_prefetch(grad + line, /*rw=*/0, /*locality=*/3);
+  }
+}
+
 // One loop per kind of weight decay, so that no element pays for a term it does not have (and a
 // non-finite parameter never enters a gradient through a zero decay). This file is compiled
 // with -fno-math-errno, so that std::sqrt vectorises (the argument is never negative).
@@ -73,16 +88,7 @@ __attribute__((target_clones("avx2", "default")))
 void Update(float* __restrict param, const float* __restrict grad, float* __restrict exp_avg,
             float* __restrict exp_avg_sq, int64_t n, const AdamScalars s) {
   for (int64_t begin = 0; begin < n; begin += kBlock) {
-    if (begin + kWriteAhead < n) {
-      for (int64_t line = begin + kWriteAhead; line < begin + kWriteAhead + kBlock; line += 16) {
-        if (kPrefetchForWrite) {
-          PrefetchForWrite(param + line);
-          PrefetchForWrite(exp_avg + line);
-          PrefetchForWrite(exp_avg_sq + line);
-        }
-        __builtin_prefetch(grad + line, /*rw=*/0, /*locality=*/3);
-      }
-    }
+    if (begin + kAhead < n) PrefetchBlock(param, grad, exp_avg, exp_avg_sq, begin + kAhead);
     const int64_t end = std::min(begin + kBlock, n);
     for (int64_t i = begin; i < end; ++i) {
       float p = param[i];
