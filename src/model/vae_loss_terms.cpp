@@ -1,10 +1,11 @@
 #include "model/vae_loss_terms.h"
 
-#include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "util/parallel_for.h"
 
 namespace ct {
 namespace {

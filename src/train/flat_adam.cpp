@@ -1,12 +1,12 @@
 #include "train/flat_adam.h"
 
-#include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
 
 #include <cmath>
 
 #include "train/adam_cpu.h"
 #include "util/error.h"
+#include "util/parallel_for.h"
 
 namespace ct {
 
@@ -140,9 +140,8 @@ void FlatAdam::StepOnDevice(const at::Tensor& lr) {
   RunFusedKernel(lr);
 }
 
-// Each group's elements split over LibTorch's intra-op threads (the rank's cores). This file is
-// compiled with -fopenmp: with LibTorch's OpenMP backend at::parallel_for's parallel region is
-// in the header, and would run serially here otherwise. The OpenMP runtime is LibTorch's own
+// Each group's elements split over LibTorch's intra-op threads (the rank's cores; this file is
+// compiled with OpenMP, see util/parallel_for.h). The OpenMP runtime is LibTorch's own
 // (libgomp.so.1, loaded once by its soname, the pip wheel's copy included).
 // Sharded: this rank's part of each group only, then the parameters all-gathered, or, in
 // node-shared memory, the node's ranks meet.
