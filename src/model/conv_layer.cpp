@@ -86,9 +86,9 @@ Geometry SavedGeometry(AutogradContext* ctx) {
 variable_list InInputDtypes(AutogradContext* ctx, torch::Tensor grad_x, torch::Tensor grad_weight,
                             torch::Tensor grad_bias, size_t non_tensor_arguments) {
   const auto input_dtype = static_cast<at::ScalarType>(ctx->saved_data["input_dtype"].toInt());
-  if (grad_x.defined()) grad_x = grad_x.to(input_dtype);
-  if (grad_weight.defined()) grad_weight = grad_weight.to(at::kFloat);
-  if (grad_bias.defined()) grad_bias = grad_bias.to(at::kFloat);
+  if (grad_x.defined()) grad_x = InDtype(grad_x, input_dtype);
+  if (grad_weight.defined()) grad_weight = InDtype(grad_weight, at::kFloat);
+  if (grad_bias.defined()) grad_bias = InDtype(grad_bias, at::kFloat);
   variable_list grads{grad_x, grad_weight, grad_bias};
   grads.resize(3 + non_tensor_arguments);
   return grads;
@@ -101,9 +101,9 @@ struct Conv1dFunction : public torch::autograd::Function<Conv1dFunction> {
                                const torch::Tensor& bias, int64_t stride, int64_t padding, bool relu,
                                at::ScalarType dtype) {
     const Geometry g{stride, padding};
-    const torch::Tensor x_nwc = AsChannelsLast(x.to(dtype)).squeeze(2);  // saved in the layout backward reads
-    const torch::Tensor w = weight.to(dtype);                            // no copies in float32
-    return ReluAndSave(ctx, Conv(x_nwc, w, bias.to(dtype), g), x_nwc, w, g, relu, x.scalar_type());
+    const torch::Tensor x_nwc = AsChannelsLast(InDtype(x, dtype)).squeeze(2);  // saved in the layout backward reads
+    const torch::Tensor w = InDtype(weight, dtype);                            // no copies in float32
+    return ReluAndSave(ctx, Conv(x_nwc, w, InDtype(bias, dtype), g), x_nwc, w, g, relu, x.scalar_type());
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
@@ -123,12 +123,12 @@ struct ConvTranspose1dFunction : public torch::autograd::Function<ConvTranspose1
                                const torch::Tensor& bias, int64_t stride, int64_t padding, int64_t output_length,
                                bool relu, at::ScalarType dtype) {
     const Geometry g{stride, padding};
-    const torch::Tensor x_nwc = AsChannelsLast(x.to(dtype)).squeeze(2);  // saved in the layout backward reads
-    const torch::Tensor w = weight.to(dtype);
+    const torch::Tensor x_nwc = AsChannelsLast(InDtype(x, dtype)).squeeze(2);  // saved in the layout backward reads
+    const torch::Tensor w = InDtype(weight, dtype);
     // Only the shape of the adjoint Conv1d's input is read.
     const torch::Tensor shape_of_y = EmptyChannelsLast(x.size(0), weight.size(1), output_length, x_nwc.options());
     torch::Tensor y = std::get<0>(ConvBackward(x_nwc, shape_of_y, w, g, {true, false, false}));
-    y.add_(bias.to(dtype).view({1, -1, 1}));
+    y.add_(InDtype(bias, dtype).view({1, -1, 1}));
     return ReluAndSave(ctx, y, x_nwc, w, g, relu, x.scalar_type());
   }
 

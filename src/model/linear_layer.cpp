@@ -60,8 +60,8 @@ void WriteBiasGrad(const torch::Tensor& bias, const torch::Tensor& g) {
 struct LinearFunction : public torch::autograd::Function<LinearFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
                                const torch::Tensor& bias, bool relu, at::ScalarType dtype) {
-    const torch::Tensor xc = x.to(dtype), wc = weight.to(dtype);  // no copies in float32
-    torch::Tensor y = at::addmm(bias.to(dtype), xc, wc.t());
+    const torch::Tensor xc = InDtype(x, dtype), wc = InDtype(weight, dtype);  // no copies in float32
+    torch::Tensor y = at::addmm(InDtype(bias, dtype), xc, wc.t());
     if (relu) y.relu_();
     ctx->save_for_backward({x, weight, bias, xc, wc, relu ? y : torch::Tensor()});
     return y;
@@ -82,16 +82,16 @@ struct LinearFunction : public torch::autograd::Function<LinearFunction> {
     if (saved[5].defined()) g = at::threshold_backward(g, saved[5], 0);  // ReLU: zero where y == 0
 
     torch::Tensor grad_x, grad_weight, grad_bias;
-    if (ctx->needs_input_grad(0)) grad_x = at::mm(g, wc).to(x.scalar_type());
+    if (ctx->needs_input_grad(0)) grad_x = InDtype(at::mm(g, wc), x.scalar_type());
     if (CanAddIntoGrad(weight)) {
       WriteWeightGrad(weight, g, xc);
     } else if (ctx->needs_input_grad(1)) {
-      grad_weight = at::mm(g.t(), xc).to(weight.scalar_type());
+      grad_weight = InDtype(at::mm(g.t(), xc), weight.scalar_type());
     }
     if (CanAddIntoGrad(bias)) {
       WriteBiasGrad(bias, g);
     } else if (ctx->needs_input_grad(2)) {
-      grad_bias = g.sum(0).to(bias.scalar_type());
+      grad_bias = InDtype(g.sum(0), bias.scalar_type());
     }
     return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor()};
   }

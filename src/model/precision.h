@@ -15,6 +15,12 @@ namespace ct {
 // as autocast casts it); none where LibTorch's own path must run.
 c10::optional<at::ScalarType> CpuLayerDtype(const at::Tensor& x);
 
+// t in `dtype`: t itself where it already is (as t.to(dtype) returns, without an operator call:
+// the layers' float32 path makes several per layer and step).
+inline at::Tensor InDtype(const at::Tensor& t, at::ScalarType dtype) {
+  return t.scalar_type() == dtype ? t : t.to(dtype);
+}
+
 class AutocastScope {
  public:
   // Does nothing unless `enabled`. device: where the forward runs (CPU or CUDA).

@@ -5,6 +5,7 @@
 
 #include "model/conv_layer.h"
 #include "model/linear_layer.h"
+#include "model/reparameterize.h"
 
 namespace ct {
 
@@ -89,7 +90,7 @@ VaeOutput VaeConv1dImpl::forward(const torch::Tensor& x, const torch::Tensor& ep
   auto halves = ToLatent(to_latent_, h).chunk(2, /*dim=*/-1);
   torch::Tensor mu = halves[0];  // [B, latent]
   torch::Tensor logvar = halves[1];
-  torch::Tensor z = eps.defined() ? mu + eps * torch::exp(0.5 * logvar) : mu;
+  torch::Tensor z = eps.defined() ? Reparameterize(mu, logvar, eps) : mu;
   h = FromLatent(from_latent_, z, shape_.channels.back(), lengths_.back(), ChannelsLastMemory(h));
   for (size_t i = 0; i < decoder_layers_.size(); ++i) {
     h = ConvTranspose1dLayer(decoder_layers_[i], h, /*relu=*/i + 1 < decoder_layers_.size());

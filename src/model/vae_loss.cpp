@@ -1,19 +1,27 @@
 #include "model/vae_loss.h"
 
+#include "model/precision.h"
 #include "model/vae_loss_terms.h"
 
 namespace ct {
 
+namespace {
+// [B, ...] as [B, features]: a [B, L] tensor itself (no view, and no node in the graph).
+torch::Tensor Rows(const torch::Tensor& t) { return t.dim() == 2 ? t : t.reshape({t.size(0), -1}); }
+}  // namespace
+
 PerSampleLoss VaePerSampleLoss(const VaeOutput& out, const torch::Tensor& target) {
   // In float32 whatever precision the forward ran in (bf16 under autocast).
-  auto flat_recon = out.recon.to(torch::kFloat).reshape({out.recon.size(0), -1});
-  auto flat_target = target.reshape({target.size(0), -1});
+  const torch::Tensor flat_recon = Rows(InDtype(out.recon, torch::kFloat));
+  const torch::Tensor flat_target = Rows(target);
   torch::Tensor mse = RowMeanSquaredError(flat_recon, flat_target);
   if (!out.mu.defined()) return {mse, torch::zeros_like(mse)};  // a plain autoencoder: no KL term
-  return {mse, RowGaussianKl(out.mu.to(torch::kFloat), out.logvar.to(torch::kFloat))};
+  return {mse, RowGaussianKl(InDtype(out.mu, torch::kFloat), InDtype(out.logvar, torch::kFloat))};
 }
 
-torch::Tensor VaeBatchLoss(const PerSampleLoss& loss, double beta) { return loss.mse.mean() + beta * loss.kl.mean(); }
+torch::Tensor VaeBatchLoss(const PerSampleLoss& loss, double beta) {
+  return WeightedBatchMean(loss.mse, loss.kl, beta);
+}
 
 ModelOutput VaeObjective(const VaeOutput& out, const Batch& batch, double beta) {
   ModelOutput result;

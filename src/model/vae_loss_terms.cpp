@@ -117,6 +117,41 @@ struct RowGaussianKlFunction : public torch::autograd::Function<RowGaussianKlFun
   }
 };
 
+// mean_i mse_i + beta mean_i kl_i in one node: LibTorch's ops made it four nodes forward and four
+// backward (mean, mul, mean, add), each scalar argument its own tensor. Summed in double.
+struct WeightedBatchMeanFunction : public torch::autograd::Function<WeightedBatchMeanFunction> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& mse, const torch::Tensor& kl, double beta) {
+    const int64_t rows = mse.size(0);
+    const float* m = mse.data_ptr<float>();
+    const float* k = kl.data_ptr<float>();
+    double mse_sum = 0, kl_sum = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      mse_sum += m[i];
+      kl_sum += k[i];
+    }
+    ctx->saved_data["beta"] = beta;
+    ctx->saved_data["rows"] = rows;
+    return at::scalar_tensor(static_cast<float>((mse_sum + beta * kl_sum) / static_cast<double>(rows)), mse.options());
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const double beta = ctx->saved_data["beta"].toDouble();
+    const int64_t rows = ctx->saved_data["rows"].toInt();
+    const torch::Tensor& g = grad_outputs[0];
+    if (torch::GradMode::is_enabled()) {  // create_graph: a backward that is itself differentiable
+      const torch::Tensor per_row = g / static_cast<double>(rows);
+      return {per_row.expand({rows}), (per_row * beta).expand({rows}), {}};
+    }
+    // Each row's share of the mean; g is a float on the CPU, read in place (no op, no sync).
+    const double share = static_cast<double>(*g.to(at::kFloat).data_ptr<float>()) / static_cast<double>(rows);
+    torch::Tensor grad_mse = at::empty({rows}, g.options().dtype(at::kFloat));
+    torch::Tensor grad_kl = at::empty({rows}, g.options().dtype(at::kFloat));
+    std::fill_n(grad_mse.data_ptr<float>(), rows, static_cast<float>(share));
+    std::fill_n(grad_kl.data_ptr<float>(), rows, static_cast<float>(share * beta));
+    return {grad_mse, grad_kl, {}};
+  }
+};
+
 // Float32 CPU matrices of one shape whose rows are contiguous (a column slice such as
 // chunk()'s halves qualifies).
 bool RowsOnCpu(const torch::Tensor& a, const torch::Tensor& b) {
@@ -133,6 +168,14 @@ torch::Tensor RowMeanSquaredError(const torch::Tensor& recon, const torch::Tenso
     return RowMeanSquaredErrorFunction::apply(recon, target);
   }
   return (recon - target).pow(2).mean(/*dim=*/1);
+}
+
+torch::Tensor WeightedBatchMean(const torch::Tensor& mse, const torch::Tensor& kl, double beta) {
+  const bool fast = mse.device().is_cpu() && kl.device().is_cpu() && mse.scalar_type() == at::kFloat &&
+                    kl.scalar_type() == at::kFloat && mse.dim() == 1 && mse.sizes() == kl.sizes() && mse.size(0) > 0 &&
+                    mse.is_contiguous() && kl.is_contiguous();
+  if (fast) return WeightedBatchMeanFunction::apply(mse, kl, beta);
+  return mse.mean() + beta * kl.mean();
 }
 
 torch::Tensor RowGaussianKl(const torch::Tensor& mu, const torch::Tensor& logvar) {

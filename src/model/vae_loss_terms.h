@@ -5,7 +5,8 @@
 // reconstructions and allocated four tensors of its size (sub, pow, and backward's pow, mul and
 // mul): about a fifth of the demo's CPU step. Here its forward reads recon and target once and
 // writes nothing of their size; its backward reads them once and writes the gradient once.
-// The KL term is small, but was ten nodes forward and ten backward; here it is one of each.
+// The KL term is small, but was ten nodes forward and ten backward; here it is one of each, and
+// so is the batch loss that weighs the two terms' means.
 //
 // LibTorch's ops are used where the fast path does not apply: a device other than the CPU, a
 // dtype other than float32, a target that requires a gradient, or a backward that builds a
@@ -21,5 +22,8 @@ torch::Tensor RowMeanSquaredError(const torch::Tensor& recon, const torch::Tenso
 
 // mu, logvar: [B, K]. Returns [B].
 torch::Tensor RowGaussianKl(const torch::Tensor& mu, const torch::Tensor& logvar);
+
+// mean_i mse_i + beta mean_i kl_i, one node (mse, kl: [B]).
+torch::Tensor WeightedBatchMean(const torch::Tensor& mse, const torch::Tensor& kl, double beta);
 
 }  // namespace ct

@@ -4,6 +4,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include "model/linear_layer.h"
+#include "model/reparameterize.h"
 
 namespace ct {
 
@@ -46,7 +47,7 @@ VaeOutput VaeMlpImpl::forward(const torch::Tensor& x, const torch::Tensor& eps) 
   auto halves = Stack(encoder_layers_, x).chunk(2, /*dim=*/-1);  // [B, latent] each
   torch::Tensor mu = halves[0];
   torch::Tensor logvar = halves[1];
-  torch::Tensor z = eps.defined() ? mu + eps * torch::exp(0.5 * logvar) : mu;
+  torch::Tensor z = eps.defined() ? Reparameterize(mu, logvar, eps) : mu;
   return {Stack(decoder_layers_, z), mu, logvar};
 }
 

@@ -1,6 +1,6 @@
-// model/vae_loss_terms: the VAE loss's per-row squared error and KL term, one autograd node each
-// on the CPU, give LibTorch's numbers and gradients (first and second order), on shapes that are
-// not multiples of the vector width and on the column halves chunk() gives.
+// model/vae_loss_terms: the VAE loss's per-row squared error and KL term and their weighted batch
+// mean, one autograd node each on the CPU, give LibTorch's numbers and gradients (first and second
+// order), on shapes that are not multiples of the vector width and on the column halves chunk() gives.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -94,6 +94,41 @@ TEST(VaeLossTerms, KlEqualsLibTorchsOnTheHalvesOfOneEncoderOutput) {
   }
 }
 
+TEST(VaeLossTerms, WeightedBatchMeanEqualsLibTorchsInValueAndGradient) {
+  for (const int64_t rows : {1, 5, 128}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    torch::manual_seed(11);
+    const torch::Tensor mse0 = torch::rand({rows}), kl0 = torch::rand({rows}) * 40;
+    torch::Tensor fast_mse = mse0.clone().requires_grad_(true), fast_kl = kl0.clone().requires_grad_(true);
+    torch::Tensor plain_mse = mse0.clone().requires_grad_(true), plain_kl = kl0.clone().requires_grad_(true);
+    const torch::Tensor fast = WeightedBatchMean(fast_mse, fast_kl, 1e-3);
+    const torch::Tensor plain = plain_mse.mean() + 1e-3 * plain_kl.mean();
+    EXPECT_EQ(fast.dim(), 0);
+    ExpectClose(fast, plain, "value");
+    ASSERT_NE(fast.grad_fn(), nullptr);
+    EXPECT_NE(fast.grad_fn()->name().find("WeightedBatchMean"), std::string::npos) << fast.grad_fn()->name();
+    (fast * 3).backward();  // an incoming gradient other than 1
+    (plain * 3).backward();
+    ExpectClose(fast_mse.grad(), plain_mse.grad(), "mse gradient");
+    ExpectClose(fast_kl.grad(), plain_kl.grad(), "kl gradient");
+  }
+}
+
+TEST(VaeLossTerms, WeightedBatchMeanHasLibTorchsSecondOrderGradient) {
+  torch::manual_seed(12);
+  const torch::Tensor recon0 = torch::randn({6, 21}), target = torch::randn({6, 21});
+  std::vector<torch::Tensor> second;
+  for (bool fast : {true, false}) {
+    torch::Tensor recon = recon0.clone().requires_grad_(true);
+    const torch::Tensor mse = ReferenceMse(recon, target), kl = recon.pow(2).sum(1);
+    const torch::Tensor loss = fast ? WeightedBatchMean(mse, kl, 0.5) : mse.mean() + 0.5 * kl.mean();
+    const auto grads = torch::autograd::grad({loss}, {recon}, {}, /*retain_graph=*/true, /*create_graph=*/true);
+    grads[0].pow(2).sum().backward();
+    second.push_back(recon.grad());
+  }
+  ExpectClose(second[0], second[1], "second-order gradient");
+}
+
 TEST(VaeLossTerms, OtherDtypesTakeLibTorchsPath) {
   const torch::Tensor recon = torch::randn({3, 5}, torch::kDouble), target = torch::randn({3, 5}, torch::kDouble);
   const torch::Tensor mse = RowMeanSquaredError(recon, target);
@@ -102,6 +137,9 @@ TEST(VaeLossTerms, OtherDtypesTakeLibTorchsPath) {
   const torch::Tensor kl = RowGaussianKl(recon, target);
   EXPECT_EQ(kl.scalar_type(), torch::kDouble);
   EXPECT_TRUE(torch::allclose(kl, ReferenceKl(recon, target)));
+  const torch::Tensor loss = WeightedBatchMean(mse, kl, 0.25);
+  EXPECT_EQ(loss.scalar_type(), torch::kDouble);
+  EXPECT_TRUE(torch::allclose(loss, mse.mean() + 0.25 * kl.mean()));
 }
 
 }  // namespace

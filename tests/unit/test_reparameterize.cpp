@@ -1,0 +1,72 @@
+// model/reparameterize: the VAE's latent sample mu + eps * exp(logvar / 2), one autograd node on
+// the CPU, gives LibTorch's numbers and gradients (first and second order) on the column halves
+// of one encoder output, as the models pass it, and falls back to LibTorch's ops elsewhere.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "model/reparameterize.h"
+
+namespace ct {
+namespace {
+
+torch::Tensor Reference(const torch::Tensor& mu, const torch::Tensor& logvar, const torch::Tensor& eps) {
+  return mu + eps * torch::exp(0.5 * logvar);
+}
+
+// z = mu + eps * sigma adds terms of up to about 10 here, whose float32 rounding (an FMA or not, one
+// exp or another) is about 1e-6 absolute even where they cancel to a small z.
+void ExpectClose(const torch::Tensor& a, const torch::Tensor& b, const std::string& what) {
+  ASSERT_TRUE(a.defined() && b.defined()) << what;
+  ASSERT_EQ(a.sizes(), b.sizes()) << what;
+  EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << what << ": max |diff| " << (a - b).abs().max().item<float>();
+}
+
+TEST(Reparameterize, EqualsLibTorchsInValueAndGradientOnTheHalvesOfOneEncoderOutput) {
+  for (const auto& [rows, latent] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 3}, {128, 16}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(latent));
+    torch::manual_seed(13);
+    const torch::Tensor h0 = torch::randn({rows, 2 * latent}) * 2, eps = torch::randn({rows, latent});
+    const torch::Tensor upstream = torch::randn({rows, latent});  // a different weight per element
+    torch::Tensor fast_h = h0.clone().requires_grad_(true), plain_h = h0.clone().requires_grad_(true);
+    const std::vector<torch::Tensor> f = fast_h.chunk(2, 1), p = plain_h.chunk(2, 1);
+    const torch::Tensor fast = Reparameterize(f[0], f[1], eps);
+    const torch::Tensor plain = Reference(p[0], p[1], eps);
+    ExpectClose(fast, plain, "value");
+    ASSERT_NE(fast.grad_fn(), nullptr);
+    EXPECT_NE(fast.grad_fn()->name().find("Reparameterize"), std::string::npos) << fast.grad_fn()->name();
+    (fast * upstream).sum().backward();
+    (plain * upstream).sum().backward();
+    ExpectClose(fast_h.grad(), plain_h.grad(), "gradient");
+  }
+}
+
+TEST(Reparameterize, SecondOrderGradientEqualsLibTorchs) {
+  torch::manual_seed(14);
+  const torch::Tensor h0 = torch::randn({5, 8}), eps = torch::randn({5, 4});
+  std::vector<torch::Tensor> second;
+  for (bool fast : {true, false}) {
+    torch::Tensor h = h0.clone().requires_grad_(true);
+    const std::vector<torch::Tensor> halves = h.chunk(2, 1);
+    const torch::Tensor z = fast ? Reparameterize(halves[0], halves[1], eps) : Reference(halves[0], halves[1], eps);
+    const auto grads = torch::autograd::grad({z.pow(2).sum()}, {h}, {}, /*retain_graph=*/true, /*create_graph=*/true);
+    grads[0].pow(2).sum().backward();
+    second.push_back(h.grad());
+  }
+  ExpectClose(second[0], second[1], "second-order gradient");
+}
+
+TEST(Reparameterize, NoiseThatNeedsAGradientAndOtherDtypesTakeLibTorchsPath) {
+  torch::manual_seed(15);
+  const torch::Tensor mu = torch::randn({3, 4}), logvar = torch::randn({3, 4});
+  torch::Tensor eps = torch::randn({3, 4}, torch::requires_grad());
+  Reparameterize(mu, logvar, eps).sum().backward();
+  ASSERT_TRUE(eps.grad().defined());
+  ExpectClose(eps.grad(), torch::exp(0.5 * logvar), "noise gradient");
+  const torch::Tensor d = torch::randn({3, 4}, torch::kDouble);
+  const torch::Tensor z = Reparameterize(d, d, d);
+  EXPECT_EQ(z.scalar_type(), torch::kDouble);
+  EXPECT_TRUE(torch::allclose(z, Reference(d, d, d)));
+}
+
+}  // namespace
+}  // namespace ct
