@@ -5,7 +5,8 @@
 //
 // LibTorch's ops where the fast path does not apply (as model/vae_loss_terms.h): a device other
 // than the CPU, a dtype other than float32, eps that requires a gradient, or a backward that
-// builds a graph of its own. Both give the same numbers to float32 rounding.
+// builds a graph of its own. Both give the same numbers bit for bit (ATen's exp kernel, the same
+// float32 products and sums in the same order).
 #pragma once
 
 #include <torch/types.h>
