@@ -35,15 +35,15 @@ struct ReparameterizeFunction : public torch::autograd::Function<ReparameterizeF
       const float *m = Row(mu, i), *e = Row(eps, i);
       for (int64_t k = 0; k < cols; ++k) zo[i * cols + k] = m[k] + e[k] * so[i * cols + k];
     }
-    ctx->save_for_backward({mu, logvar, eps, sigma});
+    ctx->save_for_backward({logvar, eps, sigma});  // dz/dmu = 1 needs nothing
     return z;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const variable_list saved = ctx->get_saved_variables();
-    const torch::Tensor& logvar = saved[1];
-    const torch::Tensor& eps = saved[2];
-    const torch::Tensor& sigma = saved[3];
+    const torch::Tensor& logvar = saved[0];
+    const torch::Tensor& eps = saved[1];
+    const torch::Tensor& sigma = saved[2];
     const torch::Tensor g = grad_outputs[0].contiguous();
     if (torch::GradMode::is_enabled()) {  // create_graph: a backward that is itself differentiable
       return {g, g * eps * 0.5 * torch::exp(0.5 * logvar), torch::Tensor()};
