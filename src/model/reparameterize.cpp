@@ -2,6 +2,8 @@
 
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "model/float_rows.h"
+
 namespace ct {
 namespace {
 
@@ -11,9 +13,6 @@ using torch::autograd::variable_list;
 torch::Tensor Plain(const torch::Tensor& mu, const torch::Tensor& logvar, const torch::Tensor& eps) {
   return mu + eps * torch::exp(0.5 * logvar);
 }
-
-// Row i of a matrix whose rows are contiguous (stride(1) == 1), as chunk()'s halves are.
-const float* Row(const torch::Tensor& t, int64_t i) { return t.data_ptr<float>() + i * t.stride(0); }
 
 struct ReparameterizeFunction : public torch::autograd::Function<ReparameterizeFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& mu, const torch::Tensor& logvar,
@@ -25,14 +24,14 @@ struct ReparameterizeFunction : public torch::autograd::Function<ReparameterizeF
     torch::Tensor sigma = at::empty({rows, cols}, mu.options());
     float* so = sigma.data_ptr<float>();
     for (int64_t i = 0; i < rows; ++i) {
-      const float* lv = Row(logvar, i);
+      const float* lv = FloatRow(logvar, i);
       for (int64_t k = 0; k < cols; ++k) so[i * cols + k] = 0.5f * lv[k];
     }
     sigma.exp_();
     torch::Tensor z = at::empty({rows, cols}, mu.options());
     float* zo = z.data_ptr<float>();
     for (int64_t i = 0; i < rows; ++i) {
-      const float *m = Row(mu, i), *e = Row(eps, i);
+      const float *m = FloatRow(mu, i), *e = FloatRow(eps, i);
       for (int64_t k = 0; k < cols; ++k) zo[i * cols + k] = m[k] + e[k] * so[i * cols + k];
     }
     ctx->save_for_backward({logvar, eps, sigma});  // dz/dmu = 1 needs nothing
@@ -56,7 +55,7 @@ struct ReparameterizeFunction : public torch::autograd::Function<ReparameterizeF
       float* out = grad_logvar.data_ptr<float>();
       const int64_t rows = g.size(0), cols = g.size(1);
       for (int64_t i = 0; i < rows; ++i) {
-        const float* e = Row(eps, i);
+        const float* e = FloatRow(eps, i);
         for (int64_t k = 0; k < cols; ++k) out[i * cols + k] = gi[i * cols + k] * e[k] * 0.5f * s[i * cols + k];
       }
     }
@@ -64,15 +63,10 @@ struct ReparameterizeFunction : public torch::autograd::Function<ReparameterizeF
   }
 };
 
-bool RowsOnCpu(const torch::Tensor& t) {
-  return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.dim() == 2 && t.stride(1) == 1;
-}
-
 }  // namespace
 
 torch::Tensor Reparameterize(const torch::Tensor& mu, const torch::Tensor& logvar, const torch::Tensor& eps) {
-  const bool fast = RowsOnCpu(mu) && RowsOnCpu(logvar) && RowsOnCpu(eps) && mu.sizes() == logvar.sizes() &&
-                    mu.sizes() == eps.sizes() && !eps.requires_grad();
+  const bool fast = FloatRowsOnCpu({&mu, &logvar, &eps}) && !eps.requires_grad();
   return fast ? ReparameterizeFunction::apply(mu, logvar, eps) : Plain(mu, logvar, eps);
 }
 

@@ -156,7 +156,7 @@ ModelOutput TorchScriptModel::UnpackDict(const c10::IValue& value, int64_t rows,
     const at::Tensor& t = item.value().toTensor();
     if (t.dim() == 0) {
       if (key == "loss") {
-        out.loss = t.scalar_type() == at::kFloat ? t : t.to(at::kFloat);
+        out.loss = InDtype(t, at::kFloat);
       } else {
         scalars.emplace_back(key, t);
       }
@@ -197,7 +197,7 @@ ModelOutput TorchScriptModel::UnpackDict(const c10::IValue& value, int64_t rows,
                         "', which it returned on the probe batch (in eval mode); return the same scalar entries in "
                         "training and eval mode");
     }
-    out.metrics.push_back(it->second.scalar_type() == at::kFloat ? it->second : it->second.to(at::kFloat));
+    out.metrics.push_back(InDtype(it->second, at::kFloat));
   }
   return out;
 }

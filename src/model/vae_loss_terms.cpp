@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/float_rows.h"
 #include "util/parallel_for.h"
 
 namespace ct {
@@ -84,8 +85,8 @@ struct RowGaussianKlFunction : public torch::autograd::Function<RowGaussianKlFun
     torch::Tensor kl = at::empty({rows}, mu.options());
     float* out = kl.data_ptr<float>();
     for (int64_t i = 0; i < rows; ++i) {
-      const float* m = mu.data_ptr<float>() + i * mu.stride(0);
-      const float* lv = logvar.data_ptr<float>() + i * logvar.stride(0);
+      const float* m = FloatRow(mu, i);
+      const float* lv = FloatRow(logvar, i);
       float sum = 0;
       for (int64_t k = 0; k < cols; ++k) sum += ((1.0f + lv[k]) - m[k] * m[k]) - std::exp(lv[k]);
       out[i] = -0.5f * sum;
@@ -109,7 +110,7 @@ struct RowGaussianKlFunction : public torch::autograd::Function<RowGaussianKlFun
       const float* gi = g.data_ptr<float>();
       float* out = grad_logvar.data_ptr<float>();
       for (int64_t i = 0; i < rows; ++i) {
-        const float* lv = logvar.data_ptr<float>() + i * logvar.stride(0);
+        const float* lv = FloatRow(logvar, i);
         for (int64_t k = 0; k < cols; ++k) out[i * cols + k] = (std::exp(lv[k]) - 1.0f) * 0.5f * gi[i];
       }
     }
@@ -152,19 +153,10 @@ struct WeightedBatchMeanFunction : public torch::autograd::Function<WeightedBatc
   }
 };
 
-// Float32 CPU matrices of one shape whose rows are contiguous (a column slice such as
-// chunk()'s halves qualifies).
-bool RowsOnCpu(const torch::Tensor& a, const torch::Tensor& b) {
-  for (const torch::Tensor* t : {&a, &b}) {
-    if (!t->device().is_cpu() || t->scalar_type() != at::kFloat || t->dim() != 2 || t->stride(1) != 1) return false;
-  }
-  return a.sizes() == b.sizes();
-}
-
 }  // namespace
 
 torch::Tensor RowMeanSquaredError(const torch::Tensor& recon, const torch::Tensor& target) {
-  if (RowsOnCpu(recon, target) && recon.is_contiguous() && target.is_contiguous() && !target.requires_grad()) {
+  if (FloatRowsOnCpu({&recon, &target}) && recon.is_contiguous() && target.is_contiguous() && !target.requires_grad()) {
     return RowMeanSquaredErrorFunction::apply(recon, target);
   }
   return (recon - target).pow(2).mean(/*dim=*/1);
@@ -179,7 +171,7 @@ torch::Tensor WeightedBatchMean(const torch::Tensor& mse, const torch::Tensor& k
 }
 
 torch::Tensor RowGaussianKl(const torch::Tensor& mu, const torch::Tensor& logvar) {
-  if (RowsOnCpu(mu, logvar)) return RowGaussianKlFunction::apply(mu, logvar);
+  if (FloatRowsOnCpu({&mu, &logvar})) return RowGaussianKlFunction::apply(mu, logvar);
   return -0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(/*dim=*/1);
 }
 
