@@ -3,6 +3,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/nn/functional/linear.h>
 
+#include "model/cpu_sgemm.h"
 #include "model/precision.h"
 #include "model/stale_gradients.h"
 
@@ -38,7 +39,9 @@ void WriteIntoGrad(const torch::Tensor& param, const torch::Tensor& product) {
 void WriteWeightGrad(const torch::Tensor& weight, const torch::Tensor& g, const torch::Tensor& x) {
   at::Tensor into = weight.grad();
   if (g.scalar_type() != into.scalar_type()) return WriteIntoGrad(weight, at::mm(g.t(), x));
-  if (ClaimStaleGradient(weight)) {
+  const bool stale = ClaimStaleGradient(weight);
+  if (BlasProductInto(FloatMatrix::Of(g).T(), FloatMatrix::Of(x), stale ? 0.0f : 1.0f, FloatMatrix::Of(into))) return;
+  if (stale) {
     at::mm_out(into, g.t(), x);
   } else {
     into.addmm_(g.t(), x);
@@ -55,13 +58,39 @@ void WriteBiasGrad(const torch::Tensor& bias, const torch::Tensor& g) {
   }
 }
 
+// Whether a product of these float32 CPU tensors may bypass ATen (model/cpu_sgemm.h: the same
+// numbers without ATen's operator calls): not where autograd must record it (a backward that
+// builds a graph).
+bool DirectBlas(const torch::Tensor& a, const torch::Tensor& b) {
+  return a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat && !torch::GradMode::is_enabled() &&
+         HasBlasSgemm();
+}
+
+// x W^T + b, as at::addmm(b, x, W.t()) computes it.
+torch::Tensor Affine(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+  if (DirectBlas(x, w) && b.scalar_type() == at::kFloat && b.is_contiguous()) {
+    torch::Tensor y = RowsOfBias(b, x.size(0));
+    if (BlasProductInto(FloatMatrix::Of(x), FloatMatrix::Of(w).T(), 1.0f, FloatMatrix::Of(y))) return y;
+  }
+  return at::addmm(b, x, w.t());
+}
+
+// a b, as at::mm computes it.
+torch::Tensor Product(const torch::Tensor& a, const torch::Tensor& b) {
+  if (DirectBlas(a, b)) {
+    torch::Tensor out = at::empty({a.size(0), b.size(1)}, a.options());
+    if (BlasProductInto(FloatMatrix::Of(a), FloatMatrix::Of(b), 0.0f, FloatMatrix::Of(out))) return out;
+  }
+  return at::mm(a, b);
+}
+
 // `dtype`: what the products run in, float32, or bfloat16 under bf16 autocast (the float32
 // parameters and input cast as autocast casts them; the output stays bfloat16, as autocast's).
 struct LinearFunction : public torch::autograd::Function<LinearFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
                                const torch::Tensor& bias, bool relu, at::ScalarType dtype) {
     const torch::Tensor xc = InDtype(x, dtype), wc = InDtype(weight, dtype);  // no copies in float32
-    torch::Tensor y = at::addmm(InDtype(bias, dtype), xc, wc.t());
+    torch::Tensor y = Affine(xc, wc, InDtype(bias, dtype));
     if (relu) y.relu_();
     ctx->save_for_backward({x, weight, bias, xc, wc, relu ? y : torch::Tensor()});
     return y;
@@ -82,7 +111,7 @@ struct LinearFunction : public torch::autograd::Function<LinearFunction> {
     if (saved[5].defined()) g = at::threshold_backward(g, saved[5], 0);  // ReLU: zero where y == 0
 
     torch::Tensor grad_x, grad_weight, grad_bias;
-    if (ctx->needs_input_grad(0)) grad_x = InDtype(at::mm(g, wc), x.scalar_type());
+    if (ctx->needs_input_grad(0)) grad_x = InDtype(Product(g, wc), x.scalar_type());
     if (CanAddIntoGrad(weight)) {
       WriteWeightGrad(weight, g, xc);
     } else if (ctx->needs_input_grad(1)) {

@@ -111,6 +111,36 @@ TEST(LinearLayer, AddsIntoTheExistingGradInPlaceAndStillRunsAccumulateGradsPostH
   EXPECT_EQ(layer->weight.grad().data_ptr(), weight_grad_storage);
 }
 
+// Float32: the output and input gradient are LibTorch's bit for bit, and so is what reaches a
+// .grad that is absent or stale (the products go to the same BLAS routine with the same
+// arguments: model/cpu_sgemm.h). Odd sizes, and the demo's widest layer (128 x 1024 -> 512).
+TEST(LinearLayer, InFloat32GivesLibTorchsNumbersBitForBit) {
+  for (const std::vector<int64_t>& s : std::vector<std::vector<int64_t>>{{11, 37, 19}, {1, 5, 3}, {128, 1024, 512}}) {
+    for (bool relu : {true, false}) {
+      for (bool stale_grad : {false, true}) {
+        torch::manual_seed(10);
+        auto [fast, plain] = TwinLayers(s[1], s[2]);
+        std::unique_ptr<StaleGradients> stale;
+        if (stale_grad) {
+          fast->weight.mutable_grad() = torch::full({s[2], s[1]}, std::nanf(""));
+          fast->bias.mutable_grad() = torch::full({s[2]}, std::nanf(""));
+          stale = std::make_unique<StaleGradients>(std::vector<torch::Tensor>{fast->weight, fast->bias});
+          stale->MarkAll();
+        }
+        const torch::Tensor x = torch::randn({s[0], s[1]});
+        const Grads a = ForwardBackward(fast, x, relu, /*fast=*/true, /*x_grad=*/true);
+        const Grads b = ForwardBackward(plain, x, relu, /*fast=*/false, /*x_grad=*/true);
+        SCOPED_TRACE(std::to_string(s[0]) + "x" + std::to_string(s[1]) + " -> " + std::to_string(s[2]) + ", relu " +
+                     (relu ? "on" : "off") + (stale_grad ? ", stale .grad" : ", no .grad"));
+        EXPECT_TRUE(torch::equal(a.y, b.y));
+        EXPECT_TRUE(torch::equal(a.x, b.x));
+        EXPECT_TRUE(torch::equal(a.weight, b.weight));
+        EXPECT_TRUE(torch::equal(a.bias, b.bias));
+      }
+    }
+  }
+}
+
 // A layer as wide as the demo's, with some pre-activations exactly 0 (where ReLU's gradient is 0,
 // as threshold_backward has it): LibTorch's gradients.
 TEST(LinearLayer, WideLayersWithPreActivationsOfExactlyZeroGiveLibTorchsGradients) {
