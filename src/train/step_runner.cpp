@@ -83,8 +83,13 @@ void StepRunner::Eager(int64_t epoch, int64_t step, int64_t global_step, EpochTo
     {
       trace::Span span("backward", "compute");  // with the buckets launched as they fill
       parts_.sync.PrepareBackward(/*communicate=*/micro == accumulation - 1);
-      (out.loss / static_cast<double>(accumulation)).backward();
-      totals.step_losses[step] += LossAndMetricMeans(out) / static_cast<double>(accumulation);
+      // Without accumulation (K = 1) no division: x / 1 is x, and it would add an autograd node
+      // and a dozen operator calls to every step.
+      const double k = static_cast<double>(accumulation);
+      (accumulation == 1 ? out.loss : out.loss / k).backward();
+      at::Tensor means = LossAndMetricMeans(out);
+      if (accumulation > 1) means.div_(k);
+      totals.step_losses[step] += means;
     }
     totals.data_seconds += SecondsBetween(t0, t1);
     totals.compute_seconds += SecondsBetween(t1, Clock::now());
