@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "data/row_file.h"
+#include "data/row_memory.h"
 #include "util/error.h"
 #include "util/trace.h"
 
@@ -150,8 +151,12 @@ class Reader {
 
   void AllocateWindowOnce() {
     if (!window_.empty()) return;
-    const int64_t window_rows = o_.window_blocks * o_.block_rows;
-    for (const FieldRows& field : o_.schema.fields) window_.push_back(NewRows(field.shape, window_rows, false));
+    // On 2 MiB pages: batches copy their rows out of the window in shuffled order (data/row_memory.h).
+    for (const FieldRows& field : o_.schema.fields) {
+      std::vector<int64_t> dims = field.shape.dims;
+      dims[0] = o_.window_blocks * o_.block_rows;
+      window_.push_back(EmptyRows(dims));
+    }
   }
 
   // An empty batch of o_.batch rows of every field.

@@ -8,6 +8,7 @@
 #include "cluster/mpi_check.h"
 #include "data/dataset_schema.h"
 #include "data/row_file.h"
+#include "data/row_memory.h"
 #include "data/sharding.h"
 #include "util/error.h"
 
@@ -46,10 +47,11 @@ void CheckFinite(const at::Tensor& rows, int64_t first, const std::string& path,
                   "); clean or drop those rows");
 }
 
+// On 2 MiB pages: every batch gathers its rows from anywhere in them (data/row_memory.h).
 at::Tensor NewRows(const RowShape& shape, int64_t rows) {
   std::vector<int64_t> dims = shape.dims;
   dims[0] = rows;
-  return at::empty(dims, at::kFloat);
+  return EmptyRows(dims);
 }
 
 // A communicator of the ranks of `comm` whose static slices of `part` lie partly in file `file`:
