@@ -5,8 +5,8 @@
 // so every row costs a TLB miss and a page-table walk whose entries are seldom in cache. On
 // 2 MiB pages (Linux's transparent huge pages, which Debian, Ubuntu and most distributions give
 // only to memory that asks for them with madvise) a batch touches a few dozen pages instead.
-// The demo's gather took half the time: 0.17 against 0.35 ms a step (pip LibTorch, 1 rank x 2
-// threads, timeline trace, docs/benchmarks.md).
+// The demo's gather took 0.16 against 0.42 ms a step (pip LibTorch; 0.16 against 0.41 with
+// Debian's; 1 rank x 2 threads, timeline trace, docs/benchmarks.md).
 #pragma once
 
 #include <ATen/ATen.h>
