@@ -144,18 +144,14 @@ class Reader {
   }
 
   at::Tensor NewRows(const RowShape& shape, int64_t rows, bool pinned) const {
-    std::vector<int64_t> dims = shape.dims;
-    dims[0] = rows;
-    return at::empty(dims, at::TensorOptions().dtype(at::kFloat).pinned_memory(pinned));
+    return at::empty(shape.WithRows(rows), at::TensorOptions().dtype(at::kFloat).pinned_memory(pinned));
   }
 
   void AllocateWindowOnce() {
     if (!window_.empty()) return;
     // On 2 MiB pages: batches copy their rows out of the window in shuffled order (data/row_memory.h).
     for (const FieldRows& field : o_.schema.fields) {
-      std::vector<int64_t> dims = field.shape.dims;
-      dims[0] = o_.window_blocks * o_.block_rows;
-      window_.push_back(EmptyRows(dims));
+      window_.push_back(EmptyRows(field.shape.WithRows(o_.window_blocks * o_.block_rows)));
     }
   }
 

@@ -140,6 +140,12 @@ int64_t RowShape::RowElements() const {
   return n;
 }
 
+std::vector<int64_t> RowShape::WithRows(int64_t rows) const {
+  std::vector<int64_t> result = dims;
+  result[0] = rows;
+  return result;
+}
+
 std::string RowShape::Str() const {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);

@@ -26,8 +26,9 @@ struct RowShape {
   std::vector<int64_t> dims;      // [N, ...]
   std::string dtype = "float32";  // as stored in the file (rows are float32 once read)
   int64_t Rows() const { return dims.empty() ? 0 : dims[0]; }
-  int64_t RowElements() const;  // product of dims[1:]
-  std::string Str() const;      // "[16384, 1024]"
+  int64_t RowElements() const;                        // product of dims[1:]
+  std::vector<int64_t> WithRows(int64_t rows) const;  // dims with dims[0] = rows
+  std::string Str() const;                            // "[16384, 1024]"
 };
 
 // Rows per chunk so that a chunk holds about 2 MiB (clamped to [1, rows]).

@@ -47,13 +47,6 @@ void CheckFinite(const at::Tensor& rows, int64_t first, const std::string& path,
                   "); clean or drop those rows");
 }
 
-// On 2 MiB pages: every batch gathers its rows from anywhere in them (data/row_memory.h).
-at::Tensor NewRows(const RowShape& shape, int64_t rows) {
-  std::vector<int64_t> dims = shape.dims;
-  dims[0] = rows;
-  return EmptyRows(dims);
-}
-
 // A communicator of the ranks of `comm` whose static slices of `part` lie partly in file `file`:
 // consecutive ranks, as slices are. Collective over those ranks alone (MPI_Comm_create_group),
 // which every one of them reaches, as each visits its files in row order.
@@ -103,7 +96,8 @@ ShardLoader ShardLoader::Load(const DatasetFiles& files, MPI_Comm comm, const c1
   Batch held;
   for (const FieldRows& field : files.schema.fields) {
     held.names.push_back(field.name);
-    held.tensors.push_back(NewRows(field.shape, slice.Size()));
+    // On 2 MiB pages: every batch gathers its rows from anywhere in them (data/row_memory.h).
+    held.tensors.push_back(EmptyRows(field.shape.WithRows(slice.Size())));
   }
   uint32_t fallback = 0;
   // The files this rank's slice lies in, one at a time (memory stays flat in the number of
