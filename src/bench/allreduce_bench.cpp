@@ -14,6 +14,7 @@
 #include "model/vae_loss.h"
 #include "model/vae_mlp.h"
 #include "util/logging.h"
+#include "util/median.h"
 
 namespace ct {
 namespace {
@@ -27,12 +28,6 @@ struct Variant {
   std::function<void()> prepare;  // before each run, untimed
   std::vector<double> seconds;
 };
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 // Runs every variant `iterations` times, round-robin so that the machine's drift hits all alike.
 // Each timed run follows an untimed one of the same variant, so that every variant finds its
@@ -66,7 +61,7 @@ void TimeInterleaved(std::vector<Variant>& variants, int iterations, Communicato
   }
 }
 
-std::string Row(std::initializer_list<std::string> cells, std::initializer_list<int> widths) {
+std::string TableRow(std::initializer_list<std::string> cells, std::initializer_list<int> widths) {
   std::string line = "|";
   auto w = widths.begin();
   for (const std::string& cell : cells)
@@ -118,13 +113,14 @@ void AllReduceTable(const BenchSetup& b) {
   TimeInterleaved(variants, b.options.iterations, b.comm, b.device);
   if (!b.lead) return;
   const double raw = Median(variants.front().seconds);
-  std::string table = "\n" + Row({"gradient all-reduce", "messages", "median ms", "GB/s", "vs raw"}, {44, 8, 9, 6, 6}) +
+  std::string table = "\n" +
+                      TableRow({"gradient all-reduce", "messages", "median ms", "GB/s", "vs raw"}, {44, 8, 9, 6, 6}) +
                       "\n|---|---:|---:|---:|---:|";
   for (const Variant& v : variants) {
     const double s = Median(v.seconds);
-    table += "\n" + Row({v.name, std::to_string(v.messages), Fixed(s * 1e3, 3), Fixed(bytes / s / 1e9, 2),
-                         Fixed(100 * raw / s, 0) + "%"},
-                        {44, 8, 9, 6, 6});
+    table += "\n" + TableRow({v.name, std::to_string(v.messages), Fixed(s * 1e3, 3), Fixed(bytes / s / 1e9, 2),
+                              Fixed(100 * raw / s, 0) + "%"},
+                             {44, 8, 9, 6, 6});
   }
   spdlog::info("{}", table);
 }
@@ -159,15 +155,15 @@ void TrainingStepTable(const BenchSetup& b, VaeMlp& model) {
   if (!b.lead) return;
   const double compute = Median(steps.front().seconds);
   std::string table = "\n" +
-                      Row({"training step, batch " + std::to_string(batch) + " per rank", "buckets", "median ms",
-                           "samples/s", "comm exposed ms"},
-                          {44, 7, 9, 9, 15}) +
+                      TableRow({"training step, batch " + std::to_string(batch) + " per rank", "buckets", "median ms",
+                                "samples/s", "comm exposed ms"},
+                               {44, 7, 9, 9, 15}) +
                       "\n|---|---:|---:|---:|---:|";
   for (const Variant& v : steps) {
     const double s = Median(v.seconds);
-    table += "\n" + Row({v.name, std::to_string(v.messages), Fixed(s * 1e3, 2),
-                         Fixed(static_cast<double>(batch * b.world.Size()) / s, 0), Fixed((s - compute) * 1e3, 2)},
-                        {44, 7, 9, 9, 15});
+    table += "\n" + TableRow({v.name, std::to_string(v.messages), Fixed(s * 1e3, 2),
+                              Fixed(static_cast<double>(batch * b.world.Size()) / s, 0), Fixed((s - compute) * 1e3, 2)},
+                             {44, 7, 9, 9, 15});
   }
   spdlog::info("{}", table);
 }

@@ -25,6 +25,7 @@
 #include "data/shard_loader.h"
 #include "data/sharding.h"
 #include "util/error.h"
+#include "util/median.h"
 
 namespace ct {
 namespace {
@@ -73,11 +74,6 @@ struct Row {
   std::vector<double> per_rank_mbs;   // one per repeat: mean over ranks of this rank's MB/s
   std::vector<double> aggregate_mbs;  // one per repeat: all bytes / slowest rank's time
 };
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 void Record(Row& row, const Sample& s, MPI_Comm comm, int world_size) {
   double rate = s.bytes / s.seconds / 1e6;

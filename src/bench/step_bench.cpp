@@ -20,17 +20,13 @@
 #include "train/optimizer.h"
 #include "util/error.h"
 #include "util/logging.h"
+#include "util/median.h"
 #include "util/seconds.h"
 
 namespace ct {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> values) {
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
-}
 
 // One step's arithmetic per row, as usually estimated: 2 FLOP per multiply-add of the forward's
 // matrix and convolution products, three times (forward; backward's input and weight

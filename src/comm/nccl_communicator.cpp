@@ -97,18 +97,20 @@ void AbortWithin(ncclComm_t comm, const char* why) {
   }
 }
 
+}  // namespace
+
 // Events without timing, reused: making and destroying them for every collective would put
 // driver calls on the step's path. Shared by the communicator and every NcclEvents, so it lives
 // as long as the last of them; events are handed back on any thread.
-class EventPool {
+class NcclEventPool {
  public:
-  explicit EventPool(int device) : device_(device) {}
-  ~EventPool() {
+  explicit NcclEventPool(int device) : device_(device) {}
+  ~NcclEventPool() {
     DeviceGuard guard(device_);
     for (cudaEvent_t event : free_) cudaEventDestroy(event);
   }
-  EventPool(const EventPool&) = delete;
-  EventPool& operator=(const EventPool&) = delete;
+  NcclEventPool(const NcclEventPool&) = delete;
+  NcclEventPool& operator=(const NcclEventPool&) = delete;
 
   // The caller's current device must be the pool's (Launch holds a DeviceGuard).
   cudaEvent_t Take() {
@@ -137,17 +139,15 @@ class EventPool {
   std::vector<cudaEvent_t> free_;
 };
 
-}  // namespace
-
 // The events of one collective (or one group of them): `start` completes when it begins on the
 // communication stream, `end` when it has finished. Back to the pool when the last holder lets go.
 struct NcclEvents {
-  std::shared_ptr<EventPool> pool;
+  std::shared_ptr<NcclEventPool> pool;
   cudaEvent_t start = nullptr;
   cudaEvent_t end = nullptr;
   std::string op;
   std::optional<Clock::time_point> started;  // when the watchdog first saw `start` complete
-  NcclEvents(std::shared_ptr<EventPool> events, std::string name)
+  NcclEvents(std::shared_ptr<NcclEventPool> events, std::string name)
       : pool(std::move(events)), start(pool->Take()), end(pool->Take()), op(std::move(name)) {}
   ~NcclEvents() {
     pool->Give(start);
@@ -162,7 +162,7 @@ struct NcclCommunicator::State {
   int device = 0;
   cudaStream_t stream = nullptr;  // the communication stream
   double timeout_seconds = 300;
-  std::shared_ptr<EventPool> event_pool;
+  std::shared_ptr<NcclEventPool> event_pool;
 
   std::mutex mutex;  // guards comm, pending and stopping
   std::condition_variable changed;
@@ -297,7 +297,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm world, int device_index, double time
   state_->device = device_index;
   state_->timeout_seconds = timeout_seconds;
   CUDA_CHECK(cudaSetDevice(device_index));
-  state_->event_pool = std::make_shared<EventPool>(device_index);
+  state_->event_pool = std::make_shared<NcclEventPool>(device_index);
   ncclUniqueId id;
   if (rank_ == 0) NCCL_CHECK(ncclGetUniqueId(&id));
   MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, world));

@@ -18,6 +18,7 @@
 
 #include "cluster/gather_strings.h"
 #include "cluster/mpi_check.h"
+#include "util/human_bytes.h"
 
 namespace ct {
 namespace {
@@ -35,8 +36,6 @@ struct Mapping {
 };
 
 std::string Failed(const std::string& what, int err) { return what + ": " + std::strerror(err); }
-
-std::string MiB(double bytes) { return fmt::format("{:.1f} MiB", bytes / 1048576.0); }
 
 // A name no other segment on the host has: the creator's pid, a count and a random number (pid
 // namespaces can repeat a pid on one host; O_EXCL catches whatever is left).
@@ -85,7 +84,7 @@ std::string Create(const std::string& name, size_t bytes, Mapping& map) {
   if (static_cast<double>(bytes) > free_bytes) {
     return fmt::format(
         "{} has {} free and the buffers need {}; give it more (docker run --shm-size, or the size= of its tmpfs mount)",
-        kShmDir, MiB(free_bytes), MiB(static_cast<double>(bytes)));
+        kShmDir, HumanBytes(free_bytes), HumanBytes(static_cast<double>(bytes)));
   }
   const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return Failed("shm_open " + path, errno);
@@ -93,7 +92,7 @@ std::string Create(const std::string& name, size_t bytes, Mapping& map) {
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     why = Failed("ftruncate " + path, errno);
   } else if (const int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
-    why = Failed("reserving " + MiB(static_cast<double>(bytes)) + " for " + path, err);
+    why = Failed("reserving " + HumanBytes(static_cast<double>(bytes)) + " for " + path, err);
   } else {
     why = MapFd(fd, bytes, path, map);
   }

@@ -1,5 +1,6 @@
 #include "data/row_memory.h"
 
+#include <c10/util/accumulate.h>
 #include <sys/mman.h>
 
 #include <new>
@@ -12,9 +13,7 @@ size_t RoundUp(size_t bytes, size_t multiple) { return (bytes + multiple - 1) / 
 }  // namespace
 
 at::Tensor EmptyRows(const std::vector<int64_t>& dims) {
-  int64_t elements = 1;
-  for (int64_t d : dims) elements *= d;
-  const size_t bytes = static_cast<size_t>(elements) * sizeof(float);
+  const size_t bytes = static_cast<size_t>(c10::multiply_integers(dims)) * sizeof(float);
   if (bytes < kHugePageBytes) return at::empty(dims, at::kFloat);
   // One page more than needed is mapped, so that a 2 MiB boundary lies inside; what lies before
   // it and after the rows' last 2 MiB is unmapped again.

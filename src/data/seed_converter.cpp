@@ -1,5 +1,6 @@
 #include "data/seed_converter.h"
 
+#include <c10/util/accumulate.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -22,12 +23,6 @@ namespace ct {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int64_t Product(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
 
 // Rank 0's view of a pass over the samples: a line a second; its share stands for every rank's.
 class PassProgress {
@@ -70,7 +65,8 @@ void Write(const ConvertOptions& o, const SeedLayoutReader& seed, const std::str
   out.WriteAttribute("generator", "clustertrain convert");
   out.WriteAttribute("converted_from", o.seed_path);
   for (const char* name : {"input", "target"}) {
-    const int64_t elements = Product(name == std::string("input") ? seed.InputDims() : seed.TargetDims());
+    const int64_t elements =
+        c10::multiply_integers(name == std::string("input") ? seed.InputDims() : seed.TargetDims());
     PassProgress progress(lead && o.progress, std::string("writing ") + name, slice.Size(), seed.Samples(),
                           elements * 4);
     out.WriteRows(name, slice.begin, slice.Size(), [&](int64_t first, int64_t rows, float* buffer) {
@@ -98,7 +94,8 @@ int64_t FirstDifference(const ConvertOptions& o, const SeedLayoutReader& seed, c
   }
   int64_t first_bad = -1;
   for (const char* name : {"input", "target"}) {
-    const int64_t elements = Product(name == std::string("input") ? seed.InputDims() : seed.TargetDims());
+    const int64_t elements =
+        c10::multiply_integers(name == std::string("input") ? seed.InputDims() : seed.TargetDims());
     // Pieces of 1,024 rows, fewer for long rows: memory stays bounded whatever the row length.
     const int64_t piece_rows = std::clamp<int64_t>(ParallelH5File::kStagedPieceBytes / (elements * 4), 1, 1024);
     int64_t pieces = (slice.Size() + piece_rows - 1) / piece_rows;
@@ -137,12 +134,13 @@ void ConvertSeedLayout(const ConvertOptions& o, const MpiWorld& world) {
   const RowRange slice = RankSlice(seed.Samples(), size, rank);
   if (lead) {
     spdlog::info("convert: '{}' holds {} samples (input {} values, target {} values, stored as {}), {} ranks",
-                 o.seed_path, seed.Samples(), Product(seed.InputDims()), Product(seed.TargetDims()), seed.StoredType(),
-                 size);
+                 o.seed_path, seed.Samples(), c10::multiply_integers(seed.InputDims()),
+                 c10::multiply_integers(seed.TargetDims()), seed.StoredType(), size);
   }
   if (!o.verify_only) {  // input and target as float32, refused before anything is written
-    const double bytes = 4.0 * static_cast<double>(seed.Samples()) *
-                         static_cast<double>(Product(seed.InputDims()) + Product(seed.TargetDims()));
+    const double bytes =
+        4.0 * static_cast<double>(seed.Samples()) *
+        static_cast<double>(c10::multiply_integers(seed.InputDims()) + c10::multiply_integers(seed.TargetDims()));
     RunAgreed(world, [&] {
       if (const std::string problem = SpaceProblem(o.out_path, bytes); !problem.empty()) {
         throw DataError("convert: " + problem);

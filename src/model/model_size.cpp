@@ -1,5 +1,7 @@
 #include "model/model_size.h"
 
+#include <c10/util/accumulate.h>
+
 #include <filesystem>
 
 #include "model/vae_conv1d.h"
@@ -7,11 +9,7 @@
 namespace ct {
 namespace {
 
-double Product(const std::vector<int64_t>& dims) {
-  double product = 1;
-  for (int64_t d : dims) product *= static_cast<double>(d);
-  return product;
-}
+double Product(const std::vector<int64_t>& dims) { return static_cast<double>(c10::multiply_integers(dims)); }
 
 // A Linear(in, out): weight and bias.
 double LinearParameters(double in, double out) { return in * out + out; }

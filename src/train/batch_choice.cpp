@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "util/human_bytes.h"
+
 namespace ct {
 namespace {
-
-std::string MiB(double bytes) { return fmt::format("{:.0f} MiB", bytes / (1024.0 * 1024.0)); }
 
 // The next size's memory: on the line through the last two sizes (a step's memory is a fixed
 // part plus activations linear in the batch), or twice the one size measured.
@@ -25,7 +25,7 @@ BatchVerdict JudgeBatchSearch(const std::vector<BatchMeasurement>& so_far, const
   if (last.memory_bytes > limits.memory_cap) {
     return {false, previous,
             fmt::format("batch {} needs {} beyond the cap of {} (train.autotune.memory_fraction)", last.batch,
-                        MiB(last.memory_bytes), MiB(limits.memory_cap))};
+                        HumanBytes(last.memory_bytes), HumanBytes(limits.memory_cap))};
   }
   if (so_far.size() >= 2) {
     const double gain = last.samples_per_s / so_far[so_far.size() - 2].samples_per_s - 1;
@@ -43,7 +43,7 @@ BatchVerdict JudgeBatchSearch(const std::vector<BatchMeasurement>& so_far, const
   if (next_memory > limits.memory_cap) {
     return {false, last.batch,
             fmt::format("batch {} would need about {}, beyond the cap of {} (train.autotune.memory_fraction)",
-                        2 * last.batch, MiB(next_memory), MiB(limits.memory_cap))};
+                        2 * last.batch, HumanBytes(next_memory), HumanBytes(limits.memory_cap))};
   }
   return {true, 0, ""};
 }

@@ -8,17 +8,18 @@
 namespace ct {
 namespace {
 
-std::atomic<int64_t> syncs{0};
+std::atomic<int64_t> host_syncs_seen{0};
 
 bool IsHostTensor(const c10::IValue& value) { return value.isTensor() && value.toTensor().is_cpu(); }
 
 std::unique_ptr<at::ObserverContext> CountIfSync(const at::RecordFunction& fn) {
   const char* name = fn.name();
   if (std::strcmp(name, "aten::_local_scalar_dense") == 0) {
-    ++syncs;
+    ++host_syncs_seen;
   } else if (std::strcmp(name, "aten::copy_") == 0) {
     const auto inputs = fn.inputs();  // copy_(self: the destination, src)
-    if (inputs.size() >= 2 && IsHostTensor(inputs[0]) && inputs[1].isTensor() && !IsHostTensor(inputs[1])) ++syncs;
+    if (inputs.size() >= 2 && IsHostTensor(inputs[0]) && inputs[1].isTensor() && !IsHostTensor(inputs[1]))
+      ++host_syncs_seen;
   }
   return nullptr;
 }
@@ -35,6 +36,6 @@ HostSyncCounter::HostSyncCounter()
 
 HostSyncCounter::~HostSyncCounter() { at::removeCallback(handle_); }
 
-int64_t HostSyncCounter::Take() { return syncs.exchange(0); }
+int64_t HostSyncCounter::Take() { return host_syncs_seen.exchange(0); }
 
 }  // namespace ct

@@ -17,9 +17,11 @@ namespace ct {
 namespace {
 
 constexpr int64_t kRows = 1001;
-constexpr int64_t kLength = 8;
+constexpr int64_t kRowLength = 8;
 
-void WriteIndexedRows(const std::string& path, MPI_Comm comm) { test::WriteIndexedRows(path, comm, 0, kRows, kLength); }
+void WriteIndexedRows(const std::string& path, MPI_Comm comm) {
+  test::WriteIndexedRows(path, comm, 0, kRows, kRowLength);
+}
 
 std::string PathFor(const char* name, bool per_rank) {
   const std::string rank = per_rank ? "r" + std::to_string(test::World().Rank()) + "_" : "";
@@ -51,7 +53,7 @@ std::vector<int64_t> TakeRows(BlockStream& stream, int64_t batches, bool& paired
   for (int64_t b = 0; b < batches; ++b) {
     Batch batch = stream.Next();
     paired = paired && batch["input"].size(0) == 10 && at::equal(batch["input"], -batch["target"]) &&
-             at::equal(batch["input"], batch["input"].select(1, 0).unsqueeze(1).expand({10, kLength}));
+             at::equal(batch["input"], batch["input"].select(1, 0).unsqueeze(1).expand({10, kRowLength}));
     for (int64_t i = 0; i < 10; ++i) rows.push_back(static_cast<int64_t>(batch["input"][i][0].item<float>()));
   }
   return rows;
@@ -101,7 +103,7 @@ TEST(BlockStream, ServesTheSameRowsWhenTheyAreSplitOverManyFiles) {
   const std::vector<int64_t> sizes = {300, 1, 100, 200, 150, 250};
   int64_t first = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    test::WriteIndexedRows(dir + "/part-" + std::to_string(i) + ".h5", MPI_COMM_WORLD, first, sizes[i], kLength);
+    test::WriteIndexedRows(dir + "/part-" + std::to_string(i) + ".h5", MPI_COMM_WORLD, first, sizes[i], kRowLength);
     first += sizes[i];
   }
   ASSERT_EQ(first, kRows);

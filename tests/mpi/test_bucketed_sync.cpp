@@ -13,8 +13,8 @@
 namespace ct {
 namespace {
 
-constexpr int64_t kLength = 48, kLatent = 4, kMicroBatch = 4, kSteps = 20;
-const std::vector<int64_t> kHidden = {40, 12};  // encoder.0.weight: 1,920 floats = 7.5 KiB
+constexpr int64_t kBucketedLength = 48, kBucketedLatent = 4, kMicroBatch = 4, kSteps = 20;
+const std::vector<int64_t> kBucketedHidden = {40, 12};  // encoder.0.weight: 1,920 floats = 7.5 KiB
 
 at::Tensor StepLoss(VaeMlp& model, const at::Tensor& x, const at::Tensor& y, const at::Tensor& eps) {
   return VaeBatchLoss(VaePerSampleLoss(model->forward(x, eps), y), 1e-2);
@@ -38,9 +38,9 @@ double MaxRelativeDifference(const Case& c, MpiCommunicator& comm, int* buckets)
   const int64_t w = comm.Size(), r = comm.Rank();
   const int64_t global = w * c.accumulation * kMicroBatch;
   torch::manual_seed(7);
-  VaeMlp parallel(kLength, kHidden, kLatent);
+  VaeMlp parallel(kBucketedLength, kBucketedHidden, kBucketedLatent);
   torch::manual_seed(7);
-  VaeMlp alone(kLength, kHidden, kLatent);
+  VaeMlp alone(kBucketedLength, kBucketedHidden, kBucketedLatent);
   auto options = torch::optim::SGDOptions(0.05).momentum(0.9);
   torch::optim::SGD parallel_opt(parallel->parameters(), options);
   torch::optim::SGD alone_opt(alone->parameters(), options);
@@ -49,8 +49,8 @@ double MaxRelativeDifference(const Case& c, MpiCommunicator& comm, int* buckets)
 
   for (int64_t step = 0; step < kSteps; ++step) {
     torch::manual_seed(1000 + step);  // the same global batch on every rank
-    at::Tensor x = torch::randn({global, kLength}), y = torch::randn({global, kLength});
-    at::Tensor eps = torch::randn({global, kLatent});
+    at::Tensor x = torch::randn({global, kBucketedLength}), y = torch::randn({global, kBucketedLength});
+    at::Tensor eps = torch::randn({global, kBucketedLatent});
 
     alone_opt.zero_grad();
     StepLoss(alone, x, y, eps).backward();
@@ -100,13 +100,14 @@ TEST(BucketedSync, ClipGradNormMatchesPyTorchsClipGradNorm) {
   for (double bucket_mb : {25.0, 4.0 / 1024}) {
     for (double fraction : {0.1, 10.0}) {  // max_norm as a fraction of the gradients' norm
       torch::manual_seed(7);
-      VaeMlp parallel(kLength, kHidden, kLatent);
+      VaeMlp parallel(kBucketedLength, kBucketedHidden, kBucketedLatent);
       torch::manual_seed(7);
-      VaeMlp alone(kLength, kHidden, kLatent);
+      VaeMlp alone(kBucketedLength, kBucketedHidden, kBucketedLatent);
       GradientSync sync(parallel->parameters(), comm, {bucket_mb, true});
       torch::manual_seed(1000);
-      at::Tensor x = torch::randn({w * kMicroBatch, kLength}), y = torch::randn({w * kMicroBatch, kLength});
-      at::Tensor eps = torch::randn({w * kMicroBatch, kLatent});
+      at::Tensor x = torch::randn({w * kMicroBatch, kBucketedLength}),
+                 y = torch::randn({w * kMicroBatch, kBucketedLength});
+      at::Tensor eps = torch::randn({w * kMicroBatch, kBucketedLatent});
       StepLoss(alone, x, y, eps).backward();
       auto mine = [&](const at::Tensor& t) { return t.narrow(0, r * kMicroBatch, kMicroBatch); };
       sync.PrepareBackward(true);
@@ -152,9 +153,9 @@ TEST(BucketedSync, BucketsGoOutDuringBackwardAndOnlyOnTheLastMicroBatch) {
   for (bool overlap : {true, false}) {
     RecordingCommunicator comm(MPI_COMM_WORLD);
     torch::manual_seed(3);
-    VaeMlp model(kLength, kHidden, kLatent);
+    VaeMlp model(kBucketedLength, kBucketedHidden, kBucketedLatent);
     GradientSync sync(model->parameters(), comm, {4.0 / 1024, overlap});
-    at::Tensor x = torch::randn({kMicroBatch, kLength}), eps = torch::randn({kMicroBatch, kLatent});
+    at::Tensor x = torch::randn({kMicroBatch, kBucketedLength}), eps = torch::randn({kMicroBatch, kBucketedLatent});
     for (int64_t micro = 0; micro < 3; ++micro) {
       sync.PrepareBackward(micro == 2);
       comm.in_backward = true;

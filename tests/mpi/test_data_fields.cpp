@@ -17,7 +17,7 @@
 namespace ct {
 namespace {
 
-constexpr int64_t kRows = 1001;
+constexpr int64_t kFieldRows = 1001;
 const std::vector<DataField> kFields = {{"x", "a"}, {"y", "b"}, {"z", "c"}};
 
 // Collective: rows [first, first + rows) of the three datasets into `path`.
@@ -45,7 +45,7 @@ class DataFields : public ::testing::Test {
     if (test::World().Rank() == 0) std::filesystem::create_directories(dir_);
     MPI_Barrier(MPI_COMM_WORLD);
     WriteFields(dir_ + "/part-0.h5", 0, 600);
-    WriteFields(dir_ + "/part-1.h5", 600, kRows - 600);
+    WriteFields(dir_ + "/part-1.h5", 600, kFieldRows - 600);
     files_ = OpenDatasetFiles("data.train", {dir_ + "/part-*.h5"}, kFields, MPI_COMM_WORLD);
   }
   void TearDown() override {
@@ -74,7 +74,7 @@ std::vector<int64_t> RowsOf(const Batch& batch) {
 
 TEST_F(DataFields, SchemaListsEveryFieldWithItsShapeAcrossFiles) {
   ASSERT_EQ(files_.schema.fields.size(), 3u);
-  EXPECT_EQ(files_.schema.Rows(), kRows);
+  EXPECT_EQ(files_.schema.Rows(), kFieldRows);
   EXPECT_EQ(files_.schema.RowBytes(), 4 * (3 + 4 + 1));
   const std::vector<FieldDims> dims = files_.schema.Dims();
   EXPECT_EQ(dims[1].name, "y");
@@ -85,7 +85,7 @@ TEST_F(DataFields, SchemaListsEveryFieldWithItsShapeAcrossFiles) {
 TEST_F(DataFields, StaticShardsAndShuffledBatchesKeepEveryRowTogether) {
   const auto& world = test::World();
   ShardLoader rows = ShardLoader::Load(files_, MPI_COMM_WORLD, c10::Device(c10::kCPU));
-  const RowRange mine = RankSlice(kRows, world.Size(), world.Rank());
+  const RowRange mine = RankSlice(kFieldRows, world.Size(), world.Rank());
   std::vector<int64_t> expected(static_cast<size_t>(mine.Size()));
   std::iota(expected.begin(), expected.end(), mine.begin);
   bool ok = RowsOf(rows.Rows(0, rows.Rows())) == expected;
@@ -100,8 +100,8 @@ TEST_F(DataFields, StaticShardsAndShuffledBatchesKeepEveryRowTogether) {
 TEST_F(DataFields, TheValidationTailKeepsEveryRowTogether) {
   const ShardLoader val =
       ShardLoader::Load(files_, MPI_COMM_WORLD, c10::Device(c10::kCPU), 0.1, FilePart::kValidationTail);
-  bool ok = val.TotalRows() == ValidationRows(kRows, 0.1);
-  for (int64_t row : RowsOf(val.Rows(0, val.Rows()))) ok = ok && row >= kRows - val.TotalRows();
+  bool ok = val.TotalRows() == ValidationRows(kFieldRows, 0.1);
+  for (int64_t row : RowsOf(val.Rows(0, val.Rows()))) ok = ok && row >= kFieldRows - val.TotalRows();
   EXPECT_TRUE(test::AllRanksAgree(ok));
 }
 
@@ -122,7 +122,7 @@ TEST_F(DataFields, BlockStreamingOverTwoFilesKeepsEveryRowTogether) {
   for (int64_t b = 0; b < stream.BatchesPerEpoch(); ++b) {
     for (int64_t row : RowsOf(stream.Next())) got.push_back(row);
   }
-  std::vector<int64_t> expected = EpochBlockRowOrder(BlockPlan{kRows, 50}, world.Size(), world.Rank(), 7, 0, 3);
+  std::vector<int64_t> expected = EpochBlockRowOrder(BlockPlan{kFieldRows, 50}, world.Size(), world.Rank(), 7, 0, 3);
   expected.resize(got.size());
   EXPECT_TRUE(test::AllRanksAgree(got == expected));
 }

@@ -17,7 +17,7 @@
 namespace ct {
 namespace {
 
-constexpr int64_t kLength = 4;
+constexpr int64_t kFileRowLength = 4;
 
 // A directory for this test run, the same on every rank; removed by Cleanup.
 std::string SharedDir(const char* name) {
@@ -46,8 +46,6 @@ std::vector<int64_t> Range(int64_t begin, int64_t end) {
   return numbers;
 }
 
-using test::ErrorOf;
-
 // Files of 120, 1, 40 and 39 rows, found by a glob: a rank's slice and the validation tail span
 // files.
 TEST(DatasetFiles, AGlobsFilesAreOneRowSpaceForStaticSlicesAndTheValidationTail) {
@@ -56,7 +54,8 @@ TEST(DatasetFiles, AGlobsFilesAreOneRowSpaceForStaticSlicesAndTheValidationTail)
   const std::vector<int64_t> sizes = {120, 1, 40, 39};
   int64_t first = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    test::WriteIndexedRows(dir + "/bank-0" + std::to_string(i) + ".h5", MPI_COMM_WORLD, first, sizes[i], kLength);
+    test::WriteIndexedRows(dir + "/bank-0" + std::to_string(i) + ".h5", MPI_COMM_WORLD, first, sizes[i],
+                           kFileRowLength);
     first += sizes[i];
   }
   const DatasetFiles files =
@@ -86,9 +85,9 @@ TEST(DatasetFiles, AGlobsFilesAreOneRowSpaceForStaticSlicesAndTheValidationTail)
 
 TEST(DatasetFiles, AFileWithOtherRowsIsADataErrorNamingItOnEveryRank) {
   const std::string dir = SharedDir("odd");
-  test::WriteIndexedRows(dir + "/a.h5", MPI_COMM_WORLD, 0, 10, kLength);
-  test::WriteIndexedRows(dir + "/b.h5", MPI_COMM_WORLD, 10, 10, kLength + 1);
-  const std::string message = ErrorOf([&] {
+  test::WriteIndexedRows(dir + "/a.h5", MPI_COMM_WORLD, 0, 10, kFileRowLength);
+  test::WriteIndexedRows(dir + "/b.h5", MPI_COMM_WORLD, 10, 10, kFileRowLength + 1);
+  const std::string message = test::ErrorOf([&] {
     OpenDatasetFiles("data.train", {dir + "/a.h5", dir + "/b.h5"}, {{"input", "input"}, {"target", "target"}},
                      MPI_COMM_WORLD);
   });
@@ -102,11 +101,11 @@ TEST(DatasetFiles, AFileWithOtherRowsIsADataErrorNamingItOnEveryRank) {
 
 TEST(DatasetFiles, APatternMatchingNothingOrAFileNamedTwiceIsAConfigError) {
   const std::string dir = SharedDir("none");
-  test::WriteIndexedRows(dir + "/a.h5", MPI_COMM_WORLD, 0, 10, kLength);
-  const std::string none = ErrorOf([&] {
+  test::WriteIndexedRows(dir + "/a.h5", MPI_COMM_WORLD, 0, 10, kFileRowLength);
+  const std::string none = test::ErrorOf([&] {
     OpenDatasetFiles("data.val", {dir + "/*.hdf5"}, {{"input", "input"}, {"target", "target"}}, MPI_COMM_WORLD);
   });
-  const std::string twice = ErrorOf([&] {
+  const std::string twice = test::ErrorOf([&] {
     OpenDatasetFiles("data.train", {dir + "/a.h5", dir + "/*.h5"}, {{"input", "input"}, {"target", "target"}},
                      MPI_COMM_WORLD);
   });

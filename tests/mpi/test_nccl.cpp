@@ -40,7 +40,7 @@ std::string WhyNoNccl() {
   } while (0)
 
 #ifdef CT_HAVE_NCCL
-const std::vector<int64_t> kHidden = {32, 16};
+const std::vector<int64_t> kGpuHidden = {32, 16};
 at::TensorOptions OnGpu(at::ScalarType dtype) {
   return at::TensorOptions().dtype(dtype).device(at::kCUDA, test::World().LocalRank());
 }
@@ -94,9 +94,9 @@ TEST(Nccl, BucketedOverlappedSyncOnGpuEqualsMpiOnCpu) {
   MpiCommunicator mpi(MPI_COMM_WORLD);
   const int64_t w = nccl.Size(), r = nccl.Rank(), batch = 8;
   torch::manual_seed(11);
-  VaeMlp cpu_model(64, kHidden, 4);
+  VaeMlp cpu_model(64, kGpuHidden, 4);
   torch::manual_seed(11);
-  VaeMlp gpu_model(64, kHidden, 4);
+  VaeMlp gpu_model(64, kGpuHidden, 4);
   gpu_model->to(at::Device(at::kCUDA, test::World().LocalRank()));
   GradientSync cpu_sync(cpu_model->parameters(), mpi, {0.002, true});
   GradientSync gpu_sync(gpu_model->parameters(), nccl, {0.002, true});
@@ -134,7 +134,7 @@ TEST(Nccl, CudaGraphStepCapturesTheBucketedBackwardAndEqualsEagerSteps) {
     const std::unique_ptr<StepStream> stream = MakeStepStream(device);  // before any autograd node
     ASSERT_TRUE(stream != nullptr);
     torch::manual_seed(11);
-    VaeMlp model(64, kHidden, 4);
+    VaeMlp model(64, kGpuHidden, 4);
     model->to(device);
     std::vector<at::Tensor> params = model->parameters();
     GradientSync sync(params, nccl, {0.002, true});  // several buckets, reduced during backward

@@ -49,12 +49,12 @@ TEST(BatchChoice, StopsAtTheMemoryCapMeasuredOrForeseen) {
   // Measured above the cap: the size before it.
   const BatchVerdict over = JudgeBatchSearch(Table({{1000, 100}, {1800, 300}, {3000, 700}}), Limits(4096, 600));
   EXPECT_EQ(over.choice, 32);
-  EXPECT_NE(over.reason.find("batch 64 needs 700 MiB beyond the cap of 600 MiB"), std::string::npos) << over.reason;
+  EXPECT_NE(over.reason.find("batch 64 needs 700.0 MiB beyond the cap of 600.0 MiB"), std::string::npos) << over.reason;
   // Foreseen: on the line through the last two sizes (100 MiB at 16 rows, 300 at 32: 12.5 MiB a
   // row), the next, 64 rows, would need 700 MiB.
   const BatchVerdict foreseen = JudgeBatchSearch(Table({{1000, 100}, {1800, 300}}), Limits(4096, 450));
   EXPECT_EQ(foreseen.choice, 32);
-  EXPECT_NE(foreseen.reason.find("batch 64 would need about 700 MiB"), std::string::npos) << foreseen.reason;
+  EXPECT_NE(foreseen.reason.find("batch 64 would need about 700.0 MiB"), std::string::npos) << foreseen.reason;
   EXPECT_TRUE(JudgeBatchSearch(Table({{1000, 100}, {1800, 300}}), Limits(4096, 700)).measure_next);
   // One size measured: twice its memory.
   EXPECT_EQ(JudgeBatchSearch(Table({{1000, 300}}), Limits(4096, 500)).choice, 16);

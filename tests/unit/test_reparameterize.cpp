@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "expect_close.h"
 #include "model/reparameterize.h"
 
 namespace ct {
@@ -23,10 +24,8 @@ void ExpectEqual(const torch::Tensor& a, const torch::Tensor& b, const std::stri
 }
 
 // A second-order gradient takes LibTorch's ops in both (a graph of the backward), in another order.
-void ExpectClose(const torch::Tensor& a, const torch::Tensor& b, const std::string& what) {
-  ASSERT_TRUE(a.defined() && b.defined()) << what;
-  ASSERT_EQ(a.sizes(), b.sizes()) << what;
-  EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-6)) << what << ": max |diff| " << (a - b).abs().max().item<float>();
+void ExpectSecondOrderClose(const torch::Tensor& a, const torch::Tensor& b, const std::string& what) {
+  test::ExpectClose(a, b, what, {1e-5, 1e-6});
 }
 
 TEST(Reparameterize, EqualsLibTorchsInValueAndGradientOnTheHalvesOfOneEncoderOutput) {
@@ -60,7 +59,7 @@ TEST(Reparameterize, SecondOrderGradientEqualsLibTorchs) {
     grads[0].pow(2).sum().backward();
     second.push_back(h.grad());
   }
-  ExpectClose(second[0], second[1], "second-order gradient");
+  ExpectSecondOrderClose(second[0], second[1], "second-order gradient");
 }
 
 TEST(Reparameterize, NoiseThatNeedsAGradientAndOtherDtypesTakeLibTorchsPath) {

@@ -16,7 +16,7 @@
 namespace ct {
 namespace {
 
-std::string ErrorOf(const std::string& dir) {
+std::string ExpandError(const std::string& dir) {
   return test::ErrorOf<ConfigError>([&] { ExpandRunDirectory(dir, 4); });
 }
 
@@ -26,17 +26,17 @@ TEST(RunDirectory, PlaceholdersNameTheJobTheArrayTaskAndTheRankCount) {
   setenv("SLURM_JOB_ID", "130", 1);
   EXPECT_EQ(ExpandRunDirectory("runs/plain", 4), "runs/plain");
   EXPECT_EQ(ExpandRunDirectory("runs/j{job}-n{rank_count}", 4), "runs/j130-n4");
-  EXPECT_NE(ErrorOf("runs/{array_task}").find("uses {array_task}, but SLURM_ARRAY_TASK_ID is not set"),
+  EXPECT_NE(ExpandError("runs/{array_task}").find("uses {array_task}, but SLURM_ARRAY_TASK_ID is not set"),
             std::string::npos);
   // In an array, {job} is the array's id, shared by its tasks; SLURM_JOB_ID differs per task.
   setenv("SLURM_ARRAY_JOB_ID", "127", 1);
   setenv("SLURM_ARRAY_TASK_ID", "3", 1);
   EXPECT_EQ(ExpandRunDirectory("runs/sweep-{job}/task-{array_task}", 2), "runs/sweep-127/task-3");
-  EXPECT_NE(ErrorOf("runs/{task}").find("unknown placeholder {task}: the known ones are"), std::string::npos);
+  EXPECT_NE(ExpandError("runs/{task}").find("unknown placeholder {task}: the known ones are"), std::string::npos);
   unsetenv("SLURM_JOB_ID");
   unsetenv("SLURM_ARRAY_JOB_ID");
   unsetenv("SLURM_ARRAY_TASK_ID");
-  EXPECT_NE(ErrorOf("runs/{job}").find("SLURM_JOB_ID is not set"), std::string::npos);
+  EXPECT_NE(ExpandError("runs/{job}").find("SLURM_JOB_ID is not set"), std::string::npos);
 }
 
 // A fresh run never writes into a directory of other files: the user's own config.yaml there

@@ -27,8 +27,6 @@ std::string TraceDir() {
   return dir;
 }
 
-using test::ErrorOf;
-
 // A rank's recording of `steps` steps with spans of known lengths: "step" (1000 us) holding
 // "forward" (100 us + 10 us x rank) and "backward" (300 us), and one bucket in flight (200 us).
 trace::Recording FakeRank(int rank, int steps) {
@@ -213,16 +211,18 @@ TEST(Trace, MergeKeepsEveryRanksEventsAsItsOwnProcess) {
 }
 
 TEST(Trace, ReadingRefusesMissingRanksAndFilesItDidNotWrite) {
-  EXPECT_NE(ErrorOf([] { SummarizeTraces(testing::TempDir() + "no-such-run"); }).find("output.trace.steps"),
+  EXPECT_NE(test::ErrorOf([] { SummarizeTraces(testing::TempDir() + "no-such-run"); }).find("output.trace.steps"),
             std::string::npos);
   const std::string dir = TraceDir();
   WriteRank(dir, 0, 2, 1);
-  EXPECT_NE(ErrorOf([&] { SummarizeTraces(dir); }).find("lacks rank-1.json (the run had 2 ranks)"), std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { SummarizeTraces(dir); }).find("lacks rank-1.json (the run had 2 ranks)"),
+            std::string::npos);
   WriteFileAtomically(dir + "/trace/rank-1.json", "{\"traceEvents\":[]}\n");
-  EXPECT_NE(ErrorOf([&] { MergeTraces(dir); }).find("rank-1.json was not written by clustertrain"), std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { MergeTraces(dir); }).find("rank-1.json was not written by clustertrain"),
+            std::string::npos);
   std::string cut = trace::ToJson(FakeRank(1, 2), 1, R"("rank":1,"world_size":2)");
   WriteFileAtomically(dir + "/trace/rank-1.json", cut.substr(0, cut.size() / 2));
-  EXPECT_NE(ErrorOf([&] { MergeTraces(dir); }).find("(it ends early)"), std::string::npos);
+  EXPECT_NE(test::ErrorOf([&] { MergeTraces(dir); }).find("(it ends early)"), std::string::npos);
 }
 
 TEST(Trace, StepsKeyTakesAWindowAndNamesWhatIsWrong) {
@@ -234,7 +234,7 @@ TEST(Trace, StepsKeyTakesAWindowAndNamesWhatIsWrong) {
   EXPECT_NE(ConfigToYaml(Config{}).find("  trace:\n    steps: ~\n"), std::string::npos);
   EXPECT_TRUE(LoadConfigText(ConfigToYaml(Config{}), "t", {}).output.trace_steps.empty());  // null when off
   auto error = [](const std::string& value) {
-    return ErrorOf([&] { LoadConfigText("", "t", {"output.trace.steps=" + value}); });
+    return test::ErrorOf([&] { LoadConfigText("", "t", {"output.trace.steps=" + value}); });
   };
   EXPECT_NE(error("[5]").find("expected a list [first, last] of two step numbers such as [100, 110], got [5]"),
             std::string::npos)

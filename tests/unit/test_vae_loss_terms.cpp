@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "expect_close.h"
 #include "model/vae_loss_terms.h"
 
 namespace ct {
@@ -17,10 +18,8 @@ torch::Tensor ReferenceKl(const torch::Tensor& mu, const torch::Tensor& logvar) 
   return -0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(/*dim=*/1);
 }
 
-void ExpectClose(const torch::Tensor& a, const torch::Tensor& b, const std::string& what) {
-  ASSERT_TRUE(a.defined() && b.defined()) << what;
-  ASSERT_EQ(a.sizes(), b.sizes()) << what;
-  EXPECT_TRUE(torch::allclose(a, b, 1e-5, 1e-7)) << what << ": max |diff| " << (a - b).abs().max().item<float>();
+void ExpectLossClose(const torch::Tensor& a, const torch::Tensor& b, const std::string& what) {
+  test::ExpectClose(a, b, what, {1e-5, 1e-7});
 }
 
 // Row weights that differ per row, so that a wrong row in the gradient shows.
@@ -35,15 +34,15 @@ TEST(VaeLossTerms, SquaredErrorEqualsLibTorchsInValueAndGradientOverOddShapes) {
     torch::Tensor plain_recon = recon0.clone().requires_grad_(true);
     const torch::Tensor fast = RowMeanSquaredError(fast_recon, target);
     const torch::Tensor plain = ReferenceMse(plain_recon, target);
-    ExpectClose(fast, plain, "value");
+    ExpectLossClose(fast, plain, "value");
     ASSERT_NE(fast.grad_fn(), nullptr);
     EXPECT_NE(fast.grad_fn()->name().find("RowMeanSquaredError"), std::string::npos) << fast.grad_fn()->name();
     (fast * RowWeights(rows)).sum().backward();
     (plain * RowWeights(rows)).sum().backward();
-    ExpectClose(fast_recon.grad(), plain_recon.grad(), "gradient");
+    ExpectLossClose(fast_recon.grad(), plain_recon.grad(), "gradient");
     // Validation runs without autograd: the same values.
     torch::NoGradGuard no_grad;
-    ExpectClose(RowMeanSquaredError(recon0, target), plain.detach(), "value without grad");
+    ExpectLossClose(RowMeanSquaredError(recon0, target), plain.detach(), "value without grad");
   }
 }
 
@@ -53,7 +52,7 @@ TEST(VaeLossTerms, SquaredErrorGivesTheTargetAGradientWhenItNeedsOne) {
   torch::Tensor target = torch::randn({4, 9}, torch::requires_grad());
   RowMeanSquaredError(recon, target).sum().backward();
   ASSERT_TRUE(target.grad().defined());
-  ExpectClose(target.grad(), -recon.grad(), "target gradient");
+  ExpectLossClose(target.grad(), -recon.grad(), "target gradient");
 }
 
 TEST(VaeLossTerms, SecondOrderGradientsEqualLibTorchs) {
@@ -72,8 +71,8 @@ TEST(VaeLossTerms, SecondOrderGradientsEqualLibTorchs) {
     second.push_back(recon.grad());
     second.push_back(h.grad());
   }
-  ExpectClose(second[0], second[2], "second-order recon gradient");
-  ExpectClose(second[1], second[3], "second-order latent gradient");
+  ExpectLossClose(second[0], second[2], "second-order recon gradient");
+  ExpectLossClose(second[1], second[3], "second-order latent gradient");
 }
 
 TEST(VaeLossTerms, KlEqualsLibTorchsOnTheHalvesOfOneEncoderOutput) {
@@ -87,10 +86,10 @@ TEST(VaeLossTerms, KlEqualsLibTorchsOnTheHalvesOfOneEncoderOutput) {
     ASSERT_FALSE(f[0].is_contiguous() && latent > 1);  // rows apart by 2 * latent: the case training has
     const torch::Tensor fast = RowGaussianKl(f[0], f[1]);
     const torch::Tensor plain = ReferenceKl(p[0], p[1]);
-    ExpectClose(fast, plain, "value");
+    ExpectLossClose(fast, plain, "value");
     (fast * RowWeights(rows)).sum().backward();
     (plain * RowWeights(rows)).sum().backward();
-    ExpectClose(fast_h.grad(), plain_h.grad(), "gradient");
+    ExpectLossClose(fast_h.grad(), plain_h.grad(), "gradient");
   }
 }
 
@@ -104,13 +103,13 @@ TEST(VaeLossTerms, WeightedBatchMeanEqualsLibTorchsInValueAndGradient) {
     const torch::Tensor fast = WeightedBatchMean(fast_mse, fast_kl, 1e-3);
     const torch::Tensor plain = plain_mse.mean() + 1e-3 * plain_kl.mean();
     EXPECT_EQ(fast.dim(), 0);
-    ExpectClose(fast, plain, "value");
+    ExpectLossClose(fast, plain, "value");
     ASSERT_NE(fast.grad_fn(), nullptr);
     EXPECT_NE(fast.grad_fn()->name().find("WeightedBatchMean"), std::string::npos) << fast.grad_fn()->name();
     (fast * 3).backward();  // an incoming gradient other than 1
     (plain * 3).backward();
-    ExpectClose(fast_mse.grad(), plain_mse.grad(), "mse gradient");
-    ExpectClose(fast_kl.grad(), plain_kl.grad(), "kl gradient");
+    ExpectLossClose(fast_mse.grad(), plain_mse.grad(), "mse gradient");
+    ExpectLossClose(fast_kl.grad(), plain_kl.grad(), "kl gradient");
   }
 }
 
@@ -126,7 +125,7 @@ TEST(VaeLossTerms, WeightedBatchMeanHasLibTorchsSecondOrderGradient) {
     grads[0].pow(2).sum().backward();
     second.push_back(recon.grad());
   }
-  ExpectClose(second[0], second[1], "second-order gradient");
+  ExpectLossClose(second[0], second[1], "second-order gradient");
 }
 
 TEST(VaeLossTerms, OtherDtypesTakeLibTorchsPath) {
