@@ -27,7 +27,7 @@ if unshare -m true 2>/dev/null; then
   unshare -m bash -c 'mount -t tmpfs -o size=256k tmpfs /dev/shm && exec "$@"' _ \
     env OMPI_MCA_btl_vader_backing_directory="$WORK" "$MPIEXEC" -n 2 "$BIN" train "${T[@]}" \
     --set output.dir="$WORK/gathered" --set train.epochs=4 >"$WORK/gathered.txt"
-  grep -q "split over the node's 2 ranks (each updates 1/2, then they all-gather the parameters; no shared memory: rank 0 of the node: /dev/shm has 0.2 MiB free and the buffers need" \
+  grep -q "split over the node's 2 ranks (each updates 1/2, then they all-gather the parameters; no shared memory: rank 0 of the node: /dev/shm has 256.0 KiB free and the buffers need" \
     "$WORK/gathered.txt" || { cat "$WORK/gathered.txt"; fail "a full /dev/shm did not fall back to the all-gather with why"; }
 else
   echo "note: unshare -m not permitted here: the full-/dev/shm fallback was not run"
