@@ -1,6 +1,6 @@
 # The shipped sbatch scripts on a real (local, single-node) Slurm: munged, slurmctld and slurmd
 # started here by tests/slurm/local_slurm.sh, cores constrained by cgroup where possible.
-# 1) `sbatch --wait` of slurm/single_node.sbatch on 2 tasks completes and writes its metrics;
+# 1) slurm/single_node.sbatch on 2 tasks completes and writes its metrics;
 # one task with --cpus-per-task=2 runs on 2 cores with 2 threads; a 2-task job array runs
 # slurm/sweep.sbatch, one run directory per task, and its preempted task is requeued alone;
 # 2) scancel --signal=USR1 mid-run makes the trainer checkpoint and exit 75, train_step.sh
@@ -20,17 +20,17 @@ T=(--set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5")
 source tests/slurm/jobs.sh
 
 # 1. A job that runs to the end.
-timeout 300 "${SB[@]}" --wait -o "$WORK/first.out" slurm/single_node.sbatch "${T[@]}" \
+sbatch_wait "${SB[@]}" --parsable -o "$WORK/first.out" slurm/single_node.sbatch "${T[@]}" \
   --set output.dir="$WORK/first" --set train.epochs=3 >"$WORK/submit.txt" \
-  || { cat "$WORK/first.out" "$WORK/submit.txt"; fail "sbatch --wait failed"; }
-job=$(grep -o "[0-9]*$" "$WORK/submit.txt")
+  || { cat "$WORK/first.out" "$WORK/submit.txt"; fail "the job failed"; }
+job=$(cat "$WORK/submit.txt")
 [[ "$(job_field "$job" JobState)" == "COMPLETED" ]] || { cat "$WORK/first.out"; fail "job $job: $(job_field "$job" JobState)"; }
 grep -q "rank 1/2" "$WORK/first.out" || { cat "$WORK/first.out"; fail "the job did not run 2 ranks in one MPI world"; }
 [[ $(wc -l <"$WORK/first/metrics.jsonl") -eq 3 ]] || fail "metrics.jsonl lacks epochs"
-echo "ok: sbatch --wait slurm/single_node.sbatch: job $job COMPLETED with 2 ranks, 3 epochs"
+echo "ok: sbatch slurm/single_node.sbatch: job $job COMPLETED with 2 ranks, 3 epochs"
 
 # The multi-node script runs the same step; here on this one node.
-timeout 300 "${SB[@]}" --nodes=1 --wait -o "$WORK/multi.out" slurm/multi_node.sbatch "${T[@]}" \
+sbatch_wait "${SB[@]}" --nodes=1 --parsable -o "$WORK/multi.out" slurm/multi_node.sbatch "${T[@]}" \
   --set output.dir="$WORK/multi" --set train.epochs=2 >/dev/null || { cat "$WORK/multi.out"; fail "multi_node.sbatch failed"; }
 [[ $(wc -l <"$WORK/multi/metrics.jsonl") -eq 2 ]] || { cat "$WORK/multi.out"; fail "multi_node.sbatch: no metrics"; }
 echo "ok: sbatch --nodes=1 slurm/multi_node.sbatch completed"
@@ -40,7 +40,7 @@ echo "ok: sbatch --nodes=1 slurm/multi_node.sbatch completed"
 # step started without -c gets one core, and the trainer's warning names srun's -c as the fix
 # (checked first, so the test cannot pass vacuously); train_step.sh's step gets both: 2 threads.
 if [[ "$(cat "$SLURM_DIR/task_plugin")" == task/cgroup* ]]; then
-  SLURM_EXACT=1 timeout 120 "${SB[@]/--ntasks-per-node=2/--ntasks-per-node=1}" --cpus-per-task=2 --wait -o "$WORK/no-c.out" \
+  SLURM_EXACT=1 sbatch_wait "${SB[@]/--ntasks-per-node=2/--ntasks-per-node=1}" --cpus-per-task=2 --parsable -o "$WORK/no-c.out" \
     --wrap "srun --mpi=pmix --cpu-bind=none $BIN train --config configs/tiny.yaml ${T[*]} --set output.dir=$WORK/no-c --set train.epochs=1" \
     >/dev/null || { cat "$WORK/no-c.out"; fail "the job without srun -c failed"; }
   grep -qE "allowed [0-9]+  bound [0-9]+  threads 1 " "$WORK/no-c.out" \
@@ -51,7 +51,7 @@ if [[ "$(cat "$SLURM_DIR/task_plugin")" == task/cgroup* ]]; then
 else
   constraint="task/affinity only: this machine's cgroups are not writable, so a missing -c cannot show here"
 fi
-SLURM_EXACT=1 timeout 300 "${SB[@]/--ntasks-per-node=2/--ntasks-per-node=1}" --cpus-per-task=2 --wait -o "$WORK/cores.out" \
+SLURM_EXACT=1 sbatch_wait "${SB[@]/--ntasks-per-node=2/--ntasks-per-node=1}" --cpus-per-task=2 --parsable -o "$WORK/cores.out" \
   slurm/single_node.sbatch "${T[@]}" --set output.dir="$WORK/cores" --set train.epochs=1 >/dev/null \
   || { cat "$WORK/cores.out"; fail "the --cpus-per-task=2 job failed"; }
 grep -qE "rank 0/1  local 0/1  cpu  allowed [0-9,-]+  bound [0-9,-]+  threads 2 " "$WORK/cores.out" \
@@ -100,7 +100,7 @@ grep -q "resumed from .*step-" "$WORK/second.out" || fail "the restarted job did
 echo "ok: scancel --signal=USR1 at step 150: checkpoint, exit 75, requeue, resumed mid-epoch, 5 epochs"
 
 # 3. The scaling study as a batch job: srun steps of 1 and 2 ranks.
-timeout 300 "${SB[@]}" --nodes=1 --wait -o "$WORK/scaling.out" slurm/scaling.sbatch --max-ranks 2 --epochs 2 \
+sbatch_wait "${SB[@]}" --nodes=1 --parsable -o "$WORK/scaling.out" slurm/scaling.sbatch --max-ranks 2 --epochs 2 \
   --out "$WORK/study" -- "${T[@]}" >/dev/null || { cat "$WORK/scaling.out"; fail "slurm/scaling.sbatch failed"; }
 grep -q "^weak,2," "$WORK/study/results.csv" || { cat "$WORK/scaling.out"; fail "no 2-rank row from the Slurm study"; }
 echo "ok: slurm/scaling.sbatch: $(( $(grep -c "" "$WORK/study/results.csv") - 1 )) runs under srun"

@@ -28,7 +28,7 @@ SB=("${SLURM_CLIENT[@]}" sbatch --nodes=2 --ntasks-per-node=2 --cpus-per-task=1 
 T=(--set data.train="$WORK/train.h5" --set data.val="$WORK/val.h5" --set train.epochs=3 --set output.checkpoint_every=0)
 
 # 1. The job runs to the end on both nodes.
-timeout 300 "${SB[@]}" --wait -o "$WORK/two.out" slurm/multi_node.sbatch "${T[@]}" --set output.dir="$WORK/two" >/dev/null \
+sbatch_wait "${SB[@]}" --parsable -o "$WORK/two.out" slurm/multi_node.sbatch "${T[@]}" --set output.dir="$WORK/two" >/dev/null \
   || { cat "$WORK/two.out"; fail "sbatch --nodes=2 slurm/multi_node.sbatch failed"; }
 grep -q "train_step: job .* on node-a,node-b: 4 tasks" "$WORK/two.out" || { cat "$WORK/two.out"; fail "the job did not get both nodes"; }
 two_node_placement "$WORK/two.out"
