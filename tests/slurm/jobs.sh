@@ -41,10 +41,12 @@ wait_requeued_done() {
       state=$(job_field "$job" JobState)
       [[ "$state" == "COMPLETED" || "$state" == "FAILED" || "$state" == "CANCELLED" ]] && continue
       pending=1
-      # Released once its first run's step daemons are gone (a new step of the same id would
-      # collide with the old one's leftovers, which Slurm's 2-minute hold leaves time to clear).
+      # Released once its first run's step daemons are gone and no node is still completing a
+      # job (a new step of the same id would collide with the old one's leftovers, which Slurm's
+      # 2-minute hold leaves time to clear; a loaded machine clears them later).
       if [[ "$state" == "PENDING" && "$(job_field "$job" Restarts)" -ge 1 && "$(job_field "$job" Reason)" == "BeginTime" ]] \
-         && ! pgrep -f "^slurmstepd: \[$(job_field "$job" JobId)\." >/dev/null; then
+         && ! pgrep -f "^slurmstepd: \[$(job_field "$job" JobId)\." >/dev/null \
+         && [[ -z "$("${SLURM_CLIENT[@]}" sinfo -h -t completing -o %N)" ]]; then
         "${SLURM_CLIENT[@]}" scontrol update JobId="$job" StartTime=now || true
       fi
     done
