@@ -3,6 +3,13 @@
 # this host; tests/nodes/on_node.sh NODES_DIR NODE for fake nodes).
 [[ -v SLURM_CLIENT ]] || SLURM_CLIENT=()
 job_field() { "${SLURM_CLIENT[@]}" scontrol show job "$1" | grep -o "$2=[^ ]*" | head -1 | cut -d= -f2; }
+# job_ended STATE: whether a job in STATE has ended (COMPLETED or one of Slurm's failure states).
+job_ended() {
+  case "$1" in
+    COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED) return 0 ;;
+  esac
+  return 1
+}
 # sbatch_wait SBATCH_COMMAND... --parsable ...: submits, prints the job id and returns once the job
 # has ended: 0 if it COMPLETED, as `sbatch --wait` would, which polls after 2, 4, 8 and then every
 # 10 s, up to 10 s lost on each job; this polls every 0.2 s.
@@ -12,10 +19,10 @@ sbatch_wait() {
   echo "$job"
   while (( SECONDS < deadline )); do
     state=$(job_field "$job" JobState)
-    case "$state" in
-      COMPLETED) return 0 ;;
-      FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED) return 1 ;;
-    esac
+    if job_ended "$state"; then
+      [[ "$state" == "COMPLETED" ]] && return 0
+      return 1
+    fi
     sleep 0.2
   done
   echo "job $job did not end in 300 s" >&2
@@ -39,7 +46,7 @@ wait_requeued_done() {
     pending=0
     for job in "$@"; do
       state=$(job_field "$job" JobState)
-      [[ "$state" == "COMPLETED" || "$state" == "FAILED" || "$state" == "CANCELLED" ]] && continue
+      job_ended "$state" && continue
       pending=1
       # Released once its first run's step daemons are gone and no node is still completing a
       # job (a new step of the same id would collide with the old one's leftovers, which Slurm's
