@@ -75,11 +75,14 @@ clustertrain_compute() {  # BUILD MODEL RANKS: per-process bound x ranks; the JS
     | grep compute_only | tee -a "$WORK/step-$1-$2-$3" \
     | grep -o '"compute_only_samples_per_s": [0-9.]*' | awk -v r="$3" '{print $2 * r}'
 }
-sgemm() {  # PYTHON TAG RANKS: the step's products alone and the square sgemm through that BLAS, in
-  # as many processes at once as the step runs ranks (they share the caches and memory as the ranks do)
+sgemm() {  # PYTHON BUILD RANKS: the step's products alone and the square sgemm through that BLAS, in
+  # as many processes at once as the step runs ranks (they share the caches and memory as the ranks do);
+  # one line per run in products-BUILD-RANKS: the processes' mean products_ms
   mpirun -np "$3" $(mpi_flags_for "$3") "$1" bench/sgemm.py --threads "$(cat "$WORK/threads-$3")" 2>/dev/null \
-    | tee -a "$WORK/sgemm-$2-$3" >/dev/null
+    | tee -a "$WORK/sgemm-$2-$3" | grep -o '"products_ms": [0-9.]*' \
+    | awk '{sum += $2} END {print sum / NR}' >>"$WORK/products-$2-$3"
 }
+declare -A PYTHON_OF=([build]="$PY" [build-torch2]="$VENV_PY")  # the peer with the build's BLAS
 
 for run in $(seq "$REPEATS"); do
   for ranks in 1 2; do
@@ -88,6 +91,9 @@ for run in $(seq "$REPEATS"); do
       for build in "${BUILDS[@]}"; do
         clustertrain_full "$build" "$model" "$ranks" >>"$WORK/full-$build-$model-$ranks"
         clustertrain_compute "$build" "$model" "$ranks" >>"$WORK/compute-$build-$model-$ranks"
+        # Right after the step, so that their ratio compares the two within seconds (the VM's
+        # speed drifts by 10-15% over the minutes a run takes).
+        if [[ $model == vae_mlp ]]; then sgemm "${PYTHON_OF[$build]}" "$build" "$ranks"; fi
       done
       strong_full "$PY" "$model" "$ranks" >>"$WORK/full-strong113-$model-$ranks"
       strong_full "$VENV_PY" "$model" "$ranks" --fused >>"$WORK/full-fused-$model-$ranks"
@@ -95,8 +101,6 @@ for run in $(seq "$REPEATS"); do
     done
     seeds_full "$ranks" 0 >>"$WORK/full-seeds0-vae_mlp-$ranks"
     seeds_full "$ranks" 1 >>"$WORK/full-seeds1-vae_mlp-$ranks"
-    sgemm "$PY" build "$ranks"
-    sgemm "$VENV_PY" build-torch2 "$ranks"
   done
 done
 
@@ -105,6 +109,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 max() { printf "%s\n" "$@" | sort -g | tail -1; }
 field() { grep -o "\"$2\": [0-9.]*" "$1" | cut -d' ' -f2 >"$WORK/column"; median "$WORK/column"; }
 m() { median "$WORK/$1"; }
+# paired_ratio A B: the median over runs of A's line over B's (two files, one number a line per run).
+paired_ratio() { paste "$1" "$2" | awk '{printf "%.6f\n", $1 / $2}' >"$WORK/ratios"; printf "%.2f" "$(median "$WORK/ratios")"; }
 version_of() { "$1" -c 'import torch; print(torch.__version__)' 2>/dev/null; }
 {
   echo "# clustertrain against PyTorch and against the machine's limits"
@@ -142,8 +148,9 @@ version_of() { "$1" -c 'import torch; print(torch.__version__)' 2>/dev/null; }
       echo "Per process. Products alone: the step's matrix products (forward, and backward's weight and input"
       echo "gradients, none for the first layer's input), each on its own tensors, back to back, through the"
       echo "build's BLAS at the same threads, in as many processes at once as ranks (\`bench/sgemm.py\`):"
-      echo "what the step would take if nothing but its GEMMs ran. Products / step: how close the whole"
-      echo "step (forward, backward, Adam, the loss, the elementwise work) comes to that."
+      echo "what the step would take if nothing but its GEMMs ran, measured right after the step in each run."
+      echo "Products / step: how close the whole step (forward, backward, Adam, the loss, the elementwise"
+      echo "work) comes to that; the median of the runs' own ratios."
       echo
       echo "| ranks | build | step ms | forward ms | backward ms | Adam ms | Adam share | products alone ms | **products / step** | step GFLOP/s | products GFLOP/s | sgemm 2048^3 GFLOP/s |"
       echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -163,7 +170,8 @@ version_of() { "$1" -c 'import torch; print(torch.__version__)' 2>/dev/null; }
           "$(field "$json" backward_ms)" "$adam" "$(awk -v a="$adam" -v s="$step" 'BEGIN {print 100 * a / s}')"
         if [[ $model == vae_mlp ]]; then
           products=$(field "$sg" products_ms)
-          printf " %.2f | **%s** | %.1f | %.1f | %.1f |\n" "$products" "$(ratio "$products" "$step")" \
+          grep -o '"step_ms": [0-9.]*' "$json" | cut -d' ' -f2 >"$WORK/steps"
+          printf " %.2f | **%s** | %.1f | %.1f | %.1f |\n" "$products" "$(paired_ratio "$WORK/products-$build-$ranks" "$WORK/steps")" \
             "$(awk -v g="$(field "$sg" products_gflop)" -v s="$step" 'BEGIN {print g / s * 1e3}')" \
             "$(field "$sg" products_gflops)" "$(field "$sg" square_gflops)"
         else
