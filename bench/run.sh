@@ -2,7 +2,7 @@
 # clustertrain against the PyTorch a skilled user would run, and against the machine's limits, on
 # the demo data at 1 and 2 ranks; every configuration REPEATS times, interleaved; medians. Writes
 # bench/results.md.
-#   bench/run.sh [REPEATS]        (default 3; about 25 minutes on 2 cores)
+#   bench/run.sh [REPEATS]        (default 3; about 20 minutes on 2 cores)
 # Two clustertrain builds: Debian's LibTorch 1.13 (OpenBLAS) in build/ and pip's LibTorch 2.x
 # (its bundled MKL) in build-torch2/ (both made here by launch/setup.sh). The peers, all under
 # the same mpirun with as many threads per rank as clustertrain chose:
