@@ -82,7 +82,7 @@ sgemm() {  # PYTHON BUILD RANKS: the step's products alone and the square sgemm 
     | tee -a "$WORK/sgemm-$2-$3" | grep -o '"products_ms": [0-9.]*' \
     | awk '{sum += $2} END {print sum / NR}' >>"$WORK/products-$2-$3"
 }
-declare -A PYTHON_OF=([build]="$PY" [build-torch2]="$VENV_PY")  # the peer with the build's BLAS
+declare -A PYTHON_OF=([build]="$PY" [build-torch2]="$VENV_PY")  # the Python whose torch has the build's BLAS
 
 for run in $(seq "$REPEATS"); do
   for ranks in 1 2; do
@@ -107,7 +107,8 @@ done
 median() { sort -g "$1" | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 max() { printf "%s\n" "$@" | sort -g | tail -1; }
-field() { grep -o "\"$2\": [0-9.]*" "$1" | cut -d' ' -f2 >"$WORK/column"; median "$WORK/column"; }
+column() { grep -o "\"$2\": [0-9.]*" "$1" | cut -d' ' -f2; }  # FILE KEY: the key's number on every line
+field() { column "$1" "$2" >"$WORK/column"; median "$WORK/column"; }
 m() { median "$WORK/$1"; }
 # paired_ratio A B: the median over runs of A's line over B's (two files, one number a line per run).
 paired_ratio() { paste "$1" "$2" | awk '{printf "%.6f\n", $1 / $2}' >"$WORK/ratios"; printf "%.2f" "$(median "$WORK/ratios")"; }
@@ -169,8 +170,8 @@ version_of() { "$1" -c 'import torch; print(torch.__version__)' 2>/dev/null; }
         printf "| %d | %s | %.2f | %.2f | %.2f | %.2f | %.1f%% |" "$ranks" "$build" "$step" "$(field "$json" forward_ms)" \
           "$(field "$json" backward_ms)" "$adam" "$(awk -v a="$adam" -v s="$step" 'BEGIN {print 100 * a / s}')"
         if [[ $model == vae_mlp ]]; then
-          products=$(field "$sg" products_ms)
-          grep -o '"step_ms": [0-9.]*' "$json" | cut -d' ' -f2 >"$WORK/steps"
+          products=$(m "products-$build-$ranks")
+          column "$json" step_ms >"$WORK/steps"
           printf " %.2f | **%s** | %.1f | %.1f | %.1f |\n" "$products" "$(paired_ratio "$WORK/products-$build-$ranks" "$WORK/steps")" \
             "$(awk -v g="$(field "$sg" products_gflop)" -v s="$step" 'BEGIN {print g / s * 1e3}')" \
             "$(field "$sg" products_gflops)" "$(field "$sg" square_gflops)"
