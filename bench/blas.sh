@@ -3,7 +3,8 @@
 # shapes, batch 128 per rank) at 1 rank x 2 threads and 2 ranks x 1 thread, with every BLAS the
 # Debian build can call sgemm_ from -- OpenBLAS (OpenMP and pthreads builds), BLIS (OpenMP and
 # pthreads), the reference BLAS -- and the pip build's MKL (its best code path, and AVX2 only);
-# REPEATS interleaved rounds, medians of step ms. Writes bench/results/blas.md.
+# REPEATS interleaved rounds, medians of step ms. Writes bench/results/blas_intel.md or blas_amd.md
+# (by the CPU's vendor: the best BLAS differs between them).
 #   bench/blas.sh [REPEATS]      (default 3; about 8 minutes on 2 cores)
 # The other BLAS packages are downloaded and unpacked into a temporary directory (apt-get
 # download, dpkg-deb -x) and loaded through LD_LIBRARY_PATH, never installed: installing one can
@@ -15,6 +16,11 @@ launch/setup.sh >/dev/null
 launch/setup.sh --torch pip >/dev/null
 launch/demo_data.sh >/dev/null
 source launch/mpi_env.sh
+case $(grep -m1 vendor_id /proc/cpuinfo | cut -d: -f2 | tr -d ' ') in
+  GenuineIntel) RESULT=bench/results/blas_intel.md ;;
+  AuthenticAMD) RESULT=bench/results/blas_amd.md ;;
+  *) RESULT=bench/results/blas_other.md ;;
+esac
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 (cd "$WORK" && apt-get download -q libopenblas0-pthread libblis4-openmp libblis4-pthread >/dev/null 2>&1) \
@@ -76,5 +82,5 @@ median() { sort -g "$1" | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR
     IFS='|' read -r name _ _ <<<"${VARIANTS[$i]}"
     echo "- $name: \`$(cut -c1-220 "$WORK/blas-$i" | sed "s|$WORK|TMP|g")\`"
   done
-} >bench/results/blas.md
-cat bench/results/blas.md
+} >"$RESULT"
+cat "$RESULT"

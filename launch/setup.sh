@@ -128,12 +128,14 @@ if [[ "$TORCH" == pip ]]; then
        "$("$CUDA_HOME/bin/nvcc" --version | grep -o 'release [0-9.]*' | cut -d' ' -f2) at $CUDA_HOME"
   EXTRA_ARGS=(-DCMAKE_PREFIX_PATH="$torch_prefix" -DCUDAToolkit_ROOT="$CUDA_HOME"
               -DCMAKE_CUDA_COMPILER="$CUDA_HOME/bin/nvcc")
-  # The BLAS per processor (docs/benchmarks.md): pip's LibTorch carries MKL, which is the fastest
-  # measured on Intel but takes generic code paths on AMD; Debian's build uses OpenBLAS.
+  # The BLAS per processor (docs/benchmarks.md): pip's LibTorch carries MKL, the fastest measured
+  # on Intel; on AMD it takes MKL's path for other vendors, measured from 1.44x slower than the
+  # Debian build's OpenBLAS to 1.1x faster (two AMD EPYC VMs): worth measuring on the nodes.
   if grep -q "^vendor_id.*AuthenticAMD" /proc/cpuinfo 2>/dev/null; then
-    echo "setup: note: on this AMD CPU pip's LibTorch computes with MKL's generic code paths (1.44x slower than" \
-         "the Debian build's OpenBLAS at 1 rank on an EPYC); for CPU training here use the Debian build" \
-         "(launch/setup.sh without --torch pip). GPUs are not affected."
+    echo "setup: note: on this AMD CPU pip's LibTorch computes with MKL's code path for CPUs not Intel's:" \
+         "on one AMD EPYC the demo's step ran 1.44x slower than the Debian build's (OpenBLAS) at 1 rank, on" \
+         "another (Zen 3) within 10%. Compare both builds' clustertrain bench step here before CPU training" \
+         "(docs/benchmarks.md). GPUs are not affected."
   fi
 fi
 if [[ -f "$BUILD_DIR/CMakeCache.txt" ]]; then

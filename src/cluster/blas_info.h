@@ -17,8 +17,9 @@ std::string DescribeBlas();
 std::string OpenBlasKernel();
 
 // A warning where the BLAS is known to be a poor match for this processor, else "": OpenBLAS on a
-// kernel older than the CPU's vector units (cluster/openblas_kernel.h), or MKL (pip's LibTorch)
-// on an AMD CPU, which takes MKL's generic code paths (docs/benchmarks.md).
+// kernel older than the CPU's vector units (cluster/openblas_kernel.h). MKL on an AMD CPU is no
+// warning, only said in DescribeBlas: measured from 1.44x slower than OpenBLAS to 1.1x faster on
+// two AMD EPYC VMs (docs/benchmarks.md).
 std::string BlasMismatch();
 
 // The CPU vendor of /proc/cpuinfo ("GenuineIntel", "AuthenticAMD", ...), or "".
