@@ -86,9 +86,10 @@ else
 fi
 
 # The BLAS that Debian's LibTorch calls sgemm_ from is whatever libblas.so.3 points at. On the
-# CPUs measured (bench/results/blas.md) OpenBLAS's OpenMP build is the fastest: the pthreads
-# build ran the demo's step 1.7x slower beside LibTorch's OpenMP threads, BLIS 2.3x, the reference
-# BLAS 33x (1 rank x 2 threads, Intel). The pthreads build outranks the OpenMP one in Debian's alternatives when both are
+# CPUs measured (bench/results/blas_intel.md, blas_amd.md) OpenBLAS's OpenMP build is the
+# fastest: the pthreads build ran the demo's step 1.7x (Intel) and 2.1x (AMD) slower beside
+# LibTorch's OpenMP threads, BLIS 2.3x and 1.6x, the reference BLAS 33x and 28x (1 rank x 2
+# threads). The pthreads build outranks the OpenMP one in Debian's alternatives when both are
 # installed, so the choice is made here (CT_KEEP_BLAS=1 keeps whatever is selected).
 BLAS_ALTERNATIVE=libblas.so.3-x86_64-linux-gnu
 OPENMP_BLAS=/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3
@@ -97,10 +98,10 @@ if [[ "$TORCH" == debian && -e $OPENMP_BLAS && -n $current_blas && $current_blas
   if [[ ${CT_KEEP_BLAS:-0} != 1 && $(id -u) -eq 0 ]]; then
     update-alternatives --quiet --set "$BLAS_ALTERNATIVE" "$OPENMP_BLAS"
     echo "setup: libblas.so.3 pointed at $current_blas; selected OpenBLAS's OpenMP build, the fastest measured" \
-         "for clustertrain's CPU step (bench/results/blas.md; CT_KEEP_BLAS=1 keeps the previous choice)"
+         "for clustertrain's CPU step (bench/results/blas_intel.md, blas_amd.md; CT_KEEP_BLAS=1 keeps the previous choice)"
   else
     echo "setup: note: libblas.so.3 points at $current_blas; clustertrain's CPU step is fastest on OpenBLAS's" \
-         "OpenMP build (bench/results/blas.md): update-alternatives --set $BLAS_ALTERNATIVE $OPENMP_BLAS"
+         "OpenMP build (bench/results/blas_intel.md, blas_amd.md): update-alternatives --set $BLAS_ALTERNATIVE $OPENMP_BLAS"
   fi
 fi
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,22 @@ TEST(CpuSgemm, ColumnMajorResultsEqualAtens) {
   at::mm_out(aten, a, b);
   ASSERT_TRUE(BlasProductInto(FloatMatrix::Of(a), FloatMatrix::Of(b), 0.0f, FloatMatrix::Of(direct)));
   EXPECT_TRUE(torch::equal(direct, aten));
+}
+
+TEST(CpuSgemm, BetaZeroOverwritesStaleValuesAndNothingBesideTheResult) {
+  // beta 0 over a stale .grad: its NaNs are not read (BLAS semantics; with OpenBLAS's Zen kernel
+  // the result is zeroed here first), and a result inside a wider tensor (rows further apart than
+  // their length) leaves the columns beside it as they were.
+  torch::manual_seed(10);
+  const torch::Tensor a = torch::randn({128, 64}), b = torch::randn({64, 300});
+  torch::Tensor wide = torch::full({128, 310}, std::numeric_limits<float>::quiet_NaN());
+  wide.index_put_({Slice(), Slice(0, 5)}, 7.0f);
+  wide.index_put_({Slice(), Slice(305, 310)}, 7.0f);
+  const torch::Tensor out = wide.index({Slice(), Slice(5, 305)});
+  ASSERT_TRUE(BlasProductInto(FloatMatrix::Of(a), FloatMatrix::Of(b), 0.0f, FloatMatrix::Of(out)));
+  EXPECT_TRUE(torch::equal(out, at::mm(a, b)));
+  EXPECT_TRUE(torch::equal(wide.index({Slice(), Slice(0, 5)}), torch::full({128, 5}, 7.0f)));
+  EXPECT_TRUE(torch::equal(wide.index({Slice(), Slice(305, 310)}), torch::full({128, 5}, 7.0f)));
 }
 
 TEST(CpuSgemm, DeclinesLayoutsAtenWouldCopyAndEmptyProducts) {
