@@ -39,7 +39,7 @@ SgemmFn Sgemm() {
 
 // Whether C is better zeroed here than by sgemm_ with beta = 0. OpenBLAS's Zen target (AMD Zen 1-3)
 // applies beta = 0 as a pass of its own over C before the product, and a slow one: on a Zen 3
-// VM the demo's 1-rank step took 13.2 ms with it and 11.0 ms with C zeroed here and beta = 1
+// VM the demo's 1-rank step took 13.4 ms with it and 11.1 ms with C zeroed here and beta = 1
 // (6 interleaved runs each, docs/benchmarks.md). The numbers are the same (0 + x = x). Under
 // MKL, and OpenBLAS's Haswell target on the same CPU, it changed nothing measurable.
 bool ZeroBeforeProduct() {
