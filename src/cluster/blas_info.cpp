@@ -106,10 +106,11 @@ std::string DescribeBlas() {
     const char* isa = std::getenv("MKL_ENABLE_INSTRUCTIONS");
     // MKL picks its kernels by the CPU's vendor: on AMD it runs the path for processors not
     // Intel's (MKL_VERBOSE=1 names it "Intel(R) Architecture processors"), whatever is asked.
+    const std::string asked = isa ? std::string("MKL_ENABLE_INSTRUCTIONS=") + isa : "";
     const std::string path = CpuVendor() == "AuthenticAMD"
-                                 ? "MKL's one for non-Intel CPUs (docs/benchmarks.md compares it with OpenBLAS)"
-                             : isa ? std::string("MKL_ENABLE_INSTRUCTIONS=") + isa
-                                   : std::string("the CPU's best");
+                                 ? "MKL's one for non-Intel CPUs" + (isa ? " (" + asked + " set)" : std::string()) +
+                                       " (docs/benchmarks.md compares it with OpenBLAS)"
+                                 : (isa ? asked : std::string("the CPU's best"));
     text = (mkl.empty() ? std::string("MKL") : mkl) + " inside LibTorch, code path " + path;
   } else {
     text = ExternalBlas();
