@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 
+#include "cluster/blas_info.h"
 #include "util/parallel_for.h"
 
 namespace ct {
@@ -32,6 +33,9 @@ SgemmFn FindSgemm() {
   return reinterpret_cast<SgemmFn>(sgemm);
 }
 
+// Elements a thread at least when filling a result: ATen's GRAIN_SIZE, as its copy_ and fill_.
+constexpr int64_t kGrain = 32768;
+
 SgemmFn Sgemm() {
   static const SgemmFn sgemm = FindSgemm();
   return sgemm;
@@ -43,25 +47,12 @@ SgemmFn Sgemm() {
 // (6 interleaved runs each, docs/benchmarks.md). The numbers are the same (0 + x = x). Under
 // MKL, and OpenBLAS's Haswell target on the same CPU, it changed nothing measurable.
 bool ZeroBeforeProduct() {
-  static const bool zen = [] {
-    Dl_info info{};
-    const SgemmFn sgemm = Sgemm();
-    if (sgemm == nullptr || dladdr(reinterpret_cast<void*>(sgemm), &info) == 0 || info.dli_fname == nullptr) {
-      return false;
-    }
-    void* blas = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);  // the library sgemm_ is in
-    if (blas == nullptr) return false;
-    const auto corename = reinterpret_cast<const char* (*)()>(dlsym(blas, "openblas_get_corename"));
-    const bool is_zen = corename != nullptr && std::strcmp(corename(), "Zen") == 0;
-    dlclose(blas);
-    return is_zen;
-  }();
+  static const bool zen = OpenBlasKernel() == "Zen";  // the kernel of the OpenBLAS providing sgemm_
   return zen;
 }
 
 // Zeroes the column-major m x n matrix c (columns ldc apart) on the rank's threads.
 void ZeroColumns(float* c, int64_t m, int64_t n, int64_t ldc) {
-  constexpr int64_t kGrain = 32768;  // elements a thread at least, as in RowsOfBias
   at::parallel_for(0, n, std::max<int64_t>(1, kGrain / m), [&](int64_t begin, int64_t end) {
     for (int64_t j = begin; j < end; ++j) std::memset(c + j * ldc, 0, m * sizeof(float));
   });
@@ -164,7 +155,6 @@ at::Tensor RowsOfBias(const at::Tensor& bias, int64_t rows) {
   at::Tensor out = at::empty({rows, cols}, bias.options());
   const float* from = bias.data_ptr<float>();
   float* to = out.data_ptr<float>();
-  constexpr int64_t kGrain = 32768;  // elements a thread at least: ATen's GRAIN_SIZE, as its copy_
   const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, cols));
   at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) std::memcpy(to + i * cols, from, cols * sizeof(float));
